@@ -1,0 +1,44 @@
+# pageweaver_edu — one command to open the series, one to run every check.
+#   make lab        set up .venv (CPU) and open the notebook series in JupyterLab
+#   make test       set up .venv (CPU) and run ruff, pytest and nbval over every notebook
+# Both are idempotent: the virtual environment is rebuilt only when pyproject.toml changes.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.pageweaver-installed
+# CPU build of torch; on a machine whose default torch wheel is a CUDA build, point pip at a
+# CPU wheel index with TORCH_PIP_ARGS (e.g. TORCH_PIP_ARGS="--index-url <cpu index>").
+TORCH_SPEC ?= torch==2.13.0
+TORCH_PIP_ARGS ?=
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+
+.PHONY: setup lab test lint pytest nbval clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(TORCH_PIP_ARGS) "$(TORCH_SPEC)"
+	$(PY) -m pip install -q -e ".[dev,notebooks]"
+	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (pageweaver)" >/dev/null
+	touch $@
+
+setup: $(STAMP)
+
+lab: setup
+	$(VENV)/bin/jupyter lab notebooks/00_overview.ipynb
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+pytest: setup
+	$(VENV)/bin/pytest -q
+
+nbval: setup
+	$(VENV)/bin/pytest -q --nbval-lax --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
+		-p no:randomly $(NOTEBOOKS)
+
+test: lint pytest nbval
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

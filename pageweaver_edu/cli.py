@@ -1,0 +1,208 @@
+"""The ``pageweaver`` command: analyze and regroup Top-K captures, write preset workloads.
+
+User errors (a missing file, a wrong shape or dtype, W not a multiple of g, offsets that do
+not end at N, ids that overflow int32, ...) print one line on stderr and exit with status 2.
+Progress goes to stderr, never into ``--json`` output on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .capture import Capture, load_capture, save_capture
+from .inputs import PageWeaverInputError, check_grouping
+from .regroup_bitmap import greedy_regroup
+from .supports import canonical_rows
+from .union_metrics import union_stats
+from .windows import chunk_table, fallback_chunks
+
+EXIT_USER_ERROR = 2
+
+
+class Progress:
+    """A one-line progress bar on stderr (redrawn in place on a terminal)."""
+
+    def __init__(self, total: int, label: str, stream=None):
+        self.total, self.label, self.done = total, label, 0
+        self.stream = stream if stream is not None else sys.stderr
+
+    def step(self, what: str) -> None:
+        """Advance by one step and redraw."""
+        self.done += 1
+        filled = int(20 * self.done / max(self.total, 1))
+        bar = "#" * filled + "-" * (20 - filled)
+        end = "\r" if self.stream.isatty() and self.done < self.total else "\n"
+        self.stream.write(f"{self.label} [{bar}] {self.done}/{self.total} {what}{end}")
+        self.stream.flush()
+
+
+def _parse_windows(text: str) -> list[int]:
+    try:
+        return [int(w) for w in text.split(",") if w.strip()]
+    except ValueError:
+        raise PageWeaverInputError(
+            f"--windows must be integers separated by commas, got {text!r}"
+        ) from None
+
+
+def _regroup(capture: Capture, window: int, args) -> np.ndarray:
+    return greedy_regroup(
+        capture.topk,
+        window,
+        args.group,
+        args.capacity,
+        chunk_size=args.chunk_size,
+        **capture.regroup_kwargs(),
+    )
+
+
+def analyze(args) -> dict:
+    """Statistics of a capture in original order and regrouped at each window."""
+    capture = load_capture(args.capture)
+    windows = _parse_windows(args.windows)
+    for w in windows:
+        check_grouping(w, args.group, args.chunk_size)
+    rows = canonical_rows(capture.topk)
+    chunks = chunk_table(capture.request_offsets, args.chunk_size)
+    fallback = fallback_chunks(rows, chunks, args.capacity, capture.lengths, capture.page_size)
+    original = union_stats(rows, None, capture.request_offsets, args.group)
+    report = {
+        "capture": str(args.capture),
+        "queries": capture.num_queries,
+        "requests": capture.num_requests,
+        "edges": original.edges,
+        "pages_referenced": int(np.unique(rows[rows >= 0]).size),
+        "chunks": int(len(chunks)),
+        "chunks_in_fallback": int(fallback.sum()),
+        "group": args.group,
+        "capacity": args.capacity,
+        "union_visits": {"original": original.union_visits},
+        "c4": {"original": original.c4},
+        "rho": {"original": _finite(original.rho)},
+        "grouping_ms": {},
+    }
+    progress = Progress(len(windows), "regroup")
+    for w in windows:
+        start = time.perf_counter()
+        perm = _regroup(capture, w, args)
+        report["grouping_ms"][f"W{w}"] = round(1e3 * (time.perf_counter() - start), 3)
+        stats = union_stats(rows, perm, capture.request_offsets, args.group)
+        report["union_visits"][f"W{w}"] = stats.union_visits
+        report["c4"][f"W{w}"] = stats.c4
+        report["rho"][f"W{w}"] = _finite(stats.rho)
+        progress.step(f"W{w}")
+    return report
+
+
+def _finite(x: float) -> float | None:
+    return None if np.isnan(x) else round(float(x), 4)
+
+
+def _change(new: int, old: int) -> str:
+    return "" if old == 0 else f"{100.0 * (new - old) / old:+.2f}%"
+
+
+def format_analysis(report: dict) -> str:
+    """Human-readable table of :func:`analyze`'s report."""
+    lines = [
+        f"capture            {report['capture']}",
+        f"queries            {report['queries']:,} in {report['requests']} request(s)",
+        f"edges Σ|S_i|       {report['edges']:,}",
+        f"pages referenced   {report['pages_referenced']:,}",
+        f"chunks in fallback {report['chunks_in_fallback']} of {report['chunks']}"
+        f" (capacity B = {report['capacity']} pages)",
+        "",
+        f"{'order':<10}{'union visits':>14}{'change':>10}{'rho_Q':>8}{'C4':>10}{'CPU ms':>9}",
+    ]
+    base = report["union_visits"]["original"]
+    for key, visits in report["union_visits"].items():
+        rho = report["rho"][key]
+        ms = report["grouping_ms"].get(key)
+        lines.append(
+            f"{key:<10}{visits:>14,}{_change(visits, base):>10}"
+            f"{'n/a' if rho is None else f'{rho:.3f}':>8}{report['c4'][key]:>10,}"
+            f"{'' if ms is None else f'{ms:.1f}':>9}"
+        )
+    lines.append(f"(g = {report['group']}; union visits = Σ_G |U_G|, C4 = four-slot half rounds)")
+    return "\n".join(lines)
+
+
+def regroup(args) -> dict:
+    """π for a capture at one window."""
+    capture = load_capture(args.capture)
+    perm = _regroup(capture, args.window, args)
+    if args.out:
+        np.save(args.out, perm)
+    return {"perm": perm.tolist()}
+
+
+def workload(args) -> dict:
+    """Write a preset workload as a capture file."""
+    from .workloads import make_preset
+
+    capture = make_preset(args.preset, seed=args.seed)
+    out = Path(args.out)
+    if out.suffix.lower() != ".npz":
+        raise PageWeaverInputError(f"--out must end in .npz, got {out.name}")
+    save_capture(capture, out)
+    return {"preset": args.preset, "out": str(out), "queries": capture.num_queries}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``pageweaver``."""
+    parser = argparse.ArgumentParser(prog="pageweaver", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def grouping(p, window_required: bool):
+        p.add_argument("capture", help="Top-K capture: .npz, .npy or .pt")
+        if window_required:
+            p.add_argument("--window", type=int, required=True, help="regroup window W")
+        p.add_argument("--group", type=int, default=8, help="group size g (default 8)")
+        p.add_argument("--capacity", type=int, default=512, help="bitmap capacity B in pages")
+        p.add_argument("--chunk-size", type=int, default=None, help="prefill chunk size")
+        p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = sub.add_parser("analyze", help="union statistics in original and regrouped order")
+    grouping(p, False)
+    p.add_argument("--windows", default="64,128", help="comma-separated windows (default 64,128)")
+    p = sub.add_parser("regroup", help="compute the permutation π")
+    grouping(p, True)
+    p.add_argument("--out", help="write π as .npy")
+    p = sub.add_parser("workload", help="write a preset workload as .npz")
+    p.add_argument("preset")
+    p.add_argument("--out", required=True)
+    p.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``pageweaver`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "analyze":
+            report = analyze(args)
+            print(json.dumps(report) if args.json else format_analysis(report))
+        elif args.command == "regroup":
+            result = regroup(args)
+            if args.json:
+                print(json.dumps(result))
+            else:
+                where = f" written to {args.out}" if args.out else " (--out or --json keeps it)"
+                print(f"π for {len(result['perm'])} queries{where}")
+        else:
+            result = workload(args)
+            print(f"wrote {result['preset']} ({result['queries']:,} queries) to {result['out']}")
+    except (PageWeaverInputError, OSError) as exc:
+        print(f"pageweaver: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""Greedy regroup on bitmaps, all windows advanced together (PAGEWEAVER.md §4).
+
+Same result as :func:`pageweaver_edu.regroup_sets.greedy_regroup_sets` on every input, but
+vectorized: round r picks the r-th query of every window at once. Each candidate keeps its
+cost ``delta_j = |S_j \\ U|``; a seed resets it to ``popcount(bits_j & ~S_seed)`` and a pick
+that adds the pages ``N`` to U lowers it by ``popcount(bits_j & N)`` — the same quantity the
+GPU form computes from scratch, maintained incrementally.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .bitmap import bitmap_words, bitmaps_from_canonical, popcount
+from .windows import plan_windows
+
+
+def _window_orders(bits: np.ndarray, starts: np.ndarray, lengths: np.ndarray, group: int):
+    """Greedy order of every window at once.
+
+    Parameters
+    ----------
+    bits : numpy.ndarray of uint32 or uint64, shape [N, n_words]
+    starts, lengths : numpy.ndarray of int64, shape [M]
+        First row and row count of each window.
+    group : int
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape [M, max(lengths)]
+        Local indices in execution order (entries past a window's length are -1).
+    """
+    m, width = len(starts), int(lengths.max())
+    local = np.arange(width)
+    valid = local[None, :] < lengths[:, None]
+    rows = np.where(valid, starts[:, None] + local[None, :], 0)
+    # Lane-major layout [lanes, M, width]: the popcount sums run over the leading axis,
+    # which NumPy adds as whole contiguous planes.
+    wbits = np.where(valid[None, :, :], bits[rows].transpose(2, 0, 1), 0).astype(bits.dtype)
+    available = valid.copy()
+    order = np.full((m, width), -1, dtype=np.int64)
+    delta = np.zeros((m, width), dtype=np.int32)
+    union = np.zeros((bits.shape[1], m), dtype=bits.dtype)
+    big = np.iinfo(np.int32).max
+    all_w = np.arange(m)
+    for r in range(width):
+        active = r < lengths
+        if r % group == 0:  # seed = min(R): the first still-available local index
+            choice = np.argmax(available, axis=1)
+            union = wbits[:, all_w, choice]
+            delta = popcount(wbits & ~union[:, :, None]).sum(axis=0, dtype=np.int32)
+        else:  # j* = argmin (delta_j, j); argmin returns the first, i.e. smallest, index
+            choice = np.where(available, delta, big).argmin(axis=1)
+            new = wbits[:, all_w, choice] & ~union
+            union |= new
+            delta -= popcount(wbits & new[:, :, None]).sum(axis=0, dtype=np.int32)
+        choice = np.where(active, choice, -1)
+        order[:, r] = choice
+        available[all_w[active], choice[active]] = False
+    return order
+
+
+def greedy_regroup(
+    topk,
+    window: int,
+    group: int = 8,
+    capacity: int = 512,
+    request_offsets=None,
+    chunk_size: int | None = None,
+    lengths=None,
+    page_size: int = 128,
+) -> np.ndarray:
+    """Greedy regroup (Algorithm 1) with bitmaps and popcounts.
+
+    Parameters
+    ----------
+    topk : array_like of int, shape [N, K]
+        Top-K page ids; ``< 0`` is padding, duplicates count once.
+    window : int
+        W, a multiple of ``group``.
+    group : int
+        g.
+    capacity : int
+        B, bitmap capacity in pages; larger contexts keep the identity order per chunk.
+    request_offsets : array_like of int, shape [R + 1], optional
+    chunk_size : int, optional
+    lengths : array_like of int, shape [N], optional
+    page_size : int
+        P.
+
+    Returns
+    -------
+    numpy.ndarray of int32, shape [N]
+        π: execution slot r runs original query ``perm[r]``.
+    """
+    plan = plan_windows(
+        topk, window, group, capacity, request_offsets, chunk_size, lengths, page_size
+    )
+    n = plan.canonical.shape[0]
+    perm = np.arange(n, dtype=np.int32)
+    todo = plan.windows[~plan.identity]
+    if len(todo) == 0:
+        return perm
+    rows_in_todo = np.concatenate([np.arange(s, e) for s, e in todo])
+    bits = np.zeros((n, bitmap_words(capacity)), dtype=np.uint32)
+    bits[rows_in_todo] = bitmaps_from_canonical(plan.canonical[rows_in_todo], capacity)
+    starts, lens = todo[:, 0], todo[:, 1] - todo[:, 0]
+    if bits.shape[1] % 2 == 0:  # two uint32 words per uint64 lane: same popcounts, half the ops
+        bits = bits.view(np.uint64)
+    order = _window_orders(bits, starts, lens, plan.group)
+    local = np.arange(order.shape[1])
+    keep = local[None, :] < lens[:, None]
+    slots = (starts[:, None] + local[None, :])[keep]
+    perm[slots] = (starts[:, None] + order)[keep]
+    return perm

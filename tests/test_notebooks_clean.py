@@ -26,13 +26,14 @@ def test_chapter_is_clean_and_complete(path):
     assert "widgets" not in nb.get("metadata", {}), "saved widget state must not be committed"
     sources = ["".join(c["source"]) for c in nb["cells"]]
     assert not any("NBVAL_SKIP" in s for s in sources), "GPU cells must not use NBVAL_SKIP"
+    kinds = [c["cell_type"] for c in nb["cells"]]
+    markdown = [s for k, s in zip(kinds, sources, strict=True) if k == "markdown"]
     headings = " ".join(
-        line.lower() for c, s in zip(nb["cells"], sources) if c["cell_type"] == "markdown"
-        for line in s.splitlines() if line.startswith("#")
+        line.lower() for s in markdown for line in s.splitlines() if line.startswith("#")
     )
     for word in REQUIRED_HEADINGS:
         assert word in headings, f"{path.name} has no '{word}' section"
-    code = [s for c, s in zip(nb["cells"], sources) if c["cell_type"] == "code"]
+    code = [s for k, s in zip(kinds, sources, strict=True) if k == "code"]
     assert code and "setup_notebook" in code[0], "first code cell must call setup_notebook"
     assert any("NBVAL_CHECK_OUTPUT" in s for s in code), "no checked cell"
     for cell in nb["cells"]:

@@ -69,9 +69,9 @@ def test_greedy_choice_rule_holds(case):
         assert rnd.choice == best
         assert rnd.costs == {j: len(sets[j] - rnd.union_before) for j in rnd.costs}
         assert rnd.union_after == rnd.union_before | sets[rnd.choice]
+    windows = _window_of_slot(topk, window, group, offsets, chunk)
     assert [r.choice for r in trace.rounds] == [
-        int(p) for p, w in zip(perm, _window_of_slot(topk, window, group, offsets, chunk))
-        if w is not None
+        int(p) for p, w in zip(perm, windows, strict=True) if w is not None
     ]
 
 

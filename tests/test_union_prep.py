@@ -23,7 +23,7 @@ def test_plan_reproduces_every_support(case):
         members = [int(perm[base + r]) for r in range(size)]
         union = set().union(*(sets[i] for i in members)) if members else set()
         assert pages.tolist() == sorted(union)  # sorted, unique U_G
-        for p, m in zip(pages, masks):
+        for p, m in zip(pages, masks, strict=True):
             assert all(((m >> r) & 1) == (int(p) in sets[i]) for r, i in enumerate(members))
             assert m >> size == 0  # no bit beyond the group's slots
     assert np.array_equal(plan.cta_any[:, 0], (plan.masks & 0x0F) != 0)
@@ -49,7 +49,8 @@ def test_groups_are_request_local_blocks(case):
 def test_regroup_preserves_edges_and_c4_bounds(case):
     topk, window, group, offsets, chunk = case
     before = union_stats(topk, None, offsets, group)
-    after = union_stats(topk, greedy_regroup(topk, window, group, 64, offsets, chunk), offsets, group)
+    perm = greedy_regroup(topk, window, group, 64, offsets, chunk)
+    after = union_stats(topk, perm, offsets, group)
     assert before.edges == after.edges
     for s in (before, after):
         assert s.union_visits <= s.c4 <= s.edges or s.edges == 0

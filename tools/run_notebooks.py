@@ -31,7 +31,7 @@ def clean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             data = out.get("data")
             if data and WIDGET_VIEW in data:
                 data.pop(WIDGET_VIEW)
-                data.setdefault("text/plain", "(interactive widget: run the notebook to use it)")
+                data["text/plain"] = "(interactive widget: run the notebook to use it)"
     return nb
 
 

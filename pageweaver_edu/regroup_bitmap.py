@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bitmap import bitmap_words, bitmaps_from_canonical, popcount
+from .bitmap import bitmap_words, bitmaps_from_canonical
 from .windows import plan_windows
 
 
@@ -28,35 +28,43 @@ def _window_orders(bits: np.ndarray, starts: np.ndarray, lengths: np.ndarray, gr
     Returns
     -------
     numpy.ndarray of int64, shape [M, max(lengths)]
-        Local indices in execution order (entries past a window's length are -1).
+        Local indices in execution order; entries past a window's length are meaningless.
     """
     m, width = len(starts), int(lengths.max())
     local = np.arange(width)
-    valid = local[None, :] < lengths[:, None]
-    rows = np.where(valid, starts[:, None] + local[None, :], 0)
+    avail = local[None, :] < lengths[:, None]  # R: candidates not yet assigned
+    rows = np.where(avail, starts[:, None] + local[None, :], 0)
     # Lane-major layout [lanes, M, width]: the popcount sums run over the leading axis,
     # which NumPy adds as whole contiguous planes.
-    wbits = np.where(valid[None, :, :], bits[rows].transpose(2, 0, 1), 0).astype(bits.dtype)
-    available = valid.copy()
-    order = np.full((m, width), -1, dtype=np.int64)
-    delta = np.zeros((m, width), dtype=np.int32)
+    wbits = np.where(avail[None, :, :], bits[rows].transpose(2, 0, 1), 0).astype(bits.dtype)
+    scratch = np.empty_like(wbits)
+    counts = np.empty(wbits.shape, dtype=np.uint8)
+    drop = np.empty((m, width), dtype=np.int32)
+    order = np.zeros((m, width), dtype=np.int64)
+    # delta_j = |S_j \ U| for candidates in R; assigned (or absent) candidates hold `big`,
+    # which stays far above any real cost after the at most width * K subtractions.
+    big = np.int32(1 << 30)
+    delta = np.full((m, width), big, dtype=np.int32)
     union = np.zeros((bits.shape[1], m), dtype=bits.dtype)
-    big = np.iinfo(np.int32).max
     all_w = np.arange(m)
     for r in range(width):
-        active = r < lengths
-        if r % group == 0:  # seed = min(R): the first still-available local index
-            choice = np.argmax(available, axis=1)
+        if r % group == 0:  # seed = min(R); the union resets to S_seed
+            choice = avail.argmax(axis=1)
             union = wbits[:, all_w, choice]
-            delta = popcount(wbits & ~union[:, :, None]).sum(axis=0, dtype=np.int32)
+            np.bitwise_and(wbits, ~union[:, :, None], out=scratch)
+            np.bitwise_count(scratch, out=counts)
+            delta = np.where(avail, counts.sum(axis=0, dtype=np.int32), big)
         else:  # j* = argmin (delta_j, j); argmin returns the first, i.e. smallest, index
-            choice = np.where(available, delta, big).argmin(axis=1)
+            choice = delta.argmin(axis=1)
             new = wbits[:, all_w, choice] & ~union
             union |= new
-            delta -= popcount(wbits & new[:, :, None]).sum(axis=0, dtype=np.int32)
-        choice = np.where(active, choice, -1)
+            np.bitwise_and(wbits, new[:, :, None], out=scratch)
+            np.bitwise_count(scratch, out=counts)
+            delta -= counts.sum(axis=0, dtype=np.int32, out=drop)
+        # Past a window's length every entry is `big`: the pick is ignored by the caller.
         order[:, r] = choice
-        available[all_w[active], choice[active]] = False
+        avail[all_w, choice] = False
+        delta[all_w, choice] = big
     return order
 
 

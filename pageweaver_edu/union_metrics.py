@@ -69,11 +69,22 @@ def slot_pages(topk, perm=None, request_offsets=None, group: int = 8) -> SlotPag
     )
 
 
+_DENSE_CELLS = 1 << 26  # largest buckets × pages table marked densely (64 MiB of bool)
+
+
 def _distinct_count(keys: np.ndarray, pages: np.ndarray, buckets: int) -> np.ndarray:
-    """Number of distinct pages per bucket key."""
+    """Number of distinct pages per bucket key.
+
+    Marks (bucket, page) cells in a dense boolean table when it is small enough (no sort),
+    otherwise counts unique (bucket, page) pairs with a sort.
+    """
     if keys.size == 0:
         return np.zeros(buckets, dtype=np.int64)
     stride = int(pages.max()) + 1
+    if buckets * stride <= _DENSE_CELLS:
+        marks = np.zeros((buckets, stride), dtype=bool)
+        marks[keys, pages] = True
+        return marks.sum(axis=1, dtype=np.int64)
     distinct = np.unique(keys * stride + pages) // stride
     return np.bincount(distinct, minlength=buckets)
 

@@ -76,3 +76,20 @@ def test_permutation_validation():
         prepare_unions(topk, [2, 1, 0, 3], request_offsets=[0, 2, 4])
     with pytest.raises(PageWeaverInputError, match="shape"):
         prepare_unions(topk, [0, 1, 2])
+
+
+@settings(max_examples=50, deadline=None)
+@given(grouping_case())
+def test_sorted_and_dense_distinct_counts_agree(case):
+    import pageweaver_edu.union_metrics as um
+
+    topk, window, group, offsets, chunk = case
+    perm = greedy_regroup(topk, window, group, 64, offsets, chunk)
+    dense = union_stats(topk, perm, offsets, group)
+    saved, um._DENSE_CELLS = um._DENSE_CELLS, 0
+    try:
+        by_sort = union_stats(topk, perm, offsets, group)
+    finally:
+        um._DENSE_CELLS = saved
+    assert (dense.union_visits, dense.c4) == (by_sort.union_visits, by_sort.c4)
+    assert np.array_equal(dense.union_sizes, by_sort.union_sizes)

@@ -16,7 +16,9 @@ _CHUNK_ELEMENTS = 1 << 24  # gathered K elements per block of queries (128 MiB o
 
 
 def _float_array(x, name: str, ndim: int) -> np.ndarray:
-    arr = to_numpy(x.float() if hasattr(x, "float") else x, name)
+    if hasattr(x, "is_floating_point") and x.is_floating_point():
+        x = x.double()  # NumPy has no bfloat16; float64 keeps every input value exact
+    arr = to_numpy(x, name)
     if arr.ndim != ndim:
         raise PageWeaverInputError(f"{name} must be {ndim}-D, got shape {arr.shape}")
     if not np.issubdtype(arr.dtype, np.floating):
@@ -107,8 +109,9 @@ def reference_attention(
     scale = 1.0 / np.sqrt(dim) if scale is None else float(scale)
 
     offs = np.arange(page_size)
-    token = (rows[:, :, None] * page_size + offs).reshape(n, -1)  # logical token ids
-    slot = (np.maximum(phys, 0)[:, :, None] * page_size + offs).reshape(n, -1)
+    width = rows.shape[1] * page_size
+    token = (rows[:, :, None] * page_size + offs).reshape(n, width)  # logical token ids
+    slot = (np.maximum(phys, 0)[:, :, None] * page_size + offs).reshape(n, width)
     keep = np.repeat(rows >= 0, page_size, axis=1)
     if lens is not None:
         keep &= token < lens[:, None]

@@ -58,12 +58,21 @@ def test_empty_support_gives_zero_and_duplicates_count_once():
     np.testing.assert_array_equal(out[1], out[2])
 
 
-def test_torch_inputs_are_accepted():
+def test_torch_inputs_are_accepted_without_precision_loss():
     torch = pytest.importorskip("torch")
     q = torch.randn(2, 1, 4, dtype=torch.bfloat16)
-    k = torch.randn(3, 2, 4)
-    out = reference_attention(q, k, k, torch.tensor([[0, 2], [1, -1]]))
+    k = torch.randn(3, 2, 4, dtype=torch.float64)
+    topk = torch.tensor([[0, 2], [1, -1]])
+    out = reference_attention(q, k, k, topk)
     assert out.dtype == np.float64 and out.shape == (2, 1, 4)
+    want = reference_attention(q.double().numpy(), k.numpy(), k.numpy(), topk.numpy())
+    np.testing.assert_array_equal(out, want)
+
+
+def test_no_queries_gives_an_empty_output():
+    out = reference_attention(np.zeros((0, 2, 4)), np.zeros((3, 2, 4)), np.zeros((3, 2, 4)),
+                              np.zeros((0, 2), dtype=np.int64))
+    assert out.shape == (0, 2, 4)
 
 
 @pytest.mark.parametrize(

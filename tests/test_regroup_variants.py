@@ -1,0 +1,162 @@
+"""Exhaustive, C4-aware and subgroup-first regrouping (PAGEWEAVER.md §10)."""
+
+from itertools import permutations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import grouping_case, topk_arrays
+
+from pageweaver_edu import PageWeaverInputError, greedy_regroup, union_stats
+from pageweaver_edu.regroup_variants import (
+    c4_greedy_regroup,
+    cta_balance,
+    optimal_regroup,
+    partition_count,
+    subgroup_first_regroup,
+    window_visits,
+)
+from pageweaver_edu.supports import support_sets
+from pageweaver_edu.windows import plan_windows
+
+G3_EXAMPLE = [[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]]
+G2_COUNTER = [[1, 2, 3, 4], [1, 2, 6, 7], [1, 2, 3, 5], [3, 5, 8, 9]]
+
+
+def assert_valid(perm, topk, window, group, offsets, chunk, capacity=64, lengths=None):
+    plan = plan_windows(topk, window, group, capacity, offsets, chunk, lengths, 4)
+    assert perm.dtype == np.int32 and sorted(perm.tolist()) == list(range(topk.shape[0]))
+    for (start, end), identity in zip(plan.windows, plan.identity, strict=True):
+        assert sorted(perm[start:end].tolist()) == list(range(start, end))
+        if identity:
+            assert perm[start:end].tolist() == list(range(start, end))
+
+
+def kw(offsets, chunk, capacity=64):
+    return dict(capacity=capacity, request_offsets=offsets, chunk_size=chunk, page_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(grouping_case(), st.sampled_from([0.0, 0.5, 1.0, 3.0]), st.sampled_from([8, 16, 64]))
+def test_c4_greedy_valid_and_weight_zero_is_algorithm_1(case, weight, capacity):
+    topk, window, group, offsets, chunk = case
+    perm = c4_greedy_regroup(topk, window, group, weight, **kw(offsets, chunk, capacity))
+    assert_valid(perm, topk, window, group, offsets, chunk, capacity)
+    if weight == 0.0:
+        want = greedy_regroup(topk, window, group, **kw(offsets, chunk, capacity))
+        assert np.array_equal(perm, want)
+
+
+@st.composite
+def even_grouping_case(draw):
+    topk, window, group, offsets, chunk = draw(grouping_case())
+    group = draw(st.sampled_from([2, 4, 8]))
+    window = group * draw(st.integers(1, 4))
+    chunk = None if chunk is None else group * draw(st.integers(1, 4))
+    return topk, window, group, offsets, chunk
+
+
+@settings(max_examples=200, deadline=None)
+@given(even_grouping_case(), st.sampled_from([16, 64]))
+def test_subgroup_first_valid_and_halves_are_greedy_subgroups(case, capacity):
+    topk, window, group, offsets, chunk = case
+    perm = subgroup_first_regroup(topk, window, group, **kw(offsets, chunk, capacity))
+    assert_valid(perm, topk, window, group, offsets, chunk, capacity)
+    # The halves of every group are exactly the subgroups Algorithm 1 builds with g/2.
+    sub = greedy_regroup(topk, window, group // 2, **kw(offsets, chunk, capacity))
+    plan = plan_windows(topk, window, group, capacity, offsets, chunk, None, 4)
+    half = group // 2
+    for start, end in plan.windows:
+        def halves(p, lo=int(start), hi=int(end)):
+            return sorted(tuple(sorted(p[i : min(i + half, hi)].tolist()))
+                          for i in range(lo, hi, half))
+        assert halves(perm) == halves(sub)
+
+
+@st.composite
+def tiny_case(draw):
+    topk = draw(topk_arrays(max_n=24, max_k=5, max_page=16))
+    group, window = draw(st.sampled_from([(2, 2), (2, 4), (2, 6), (2, 8), (3, 6), (4, 8),
+                                          (4, 12), (8, 16)]))
+    cuts = sorted(draw(st.lists(st.integers(0, topk.shape[0]), max_size=2)))
+    return topk, window, group, np.array([0, *cuts, topk.shape[0]])
+
+
+@settings(max_examples=150, deadline=None)
+@given(tiny_case())
+def test_optimal_never_worse_than_greedy_or_original_per_window(case):
+    topk, window, group, offsets = case
+    opt = optimal_regroup(topk, window, group, **kw(offsets, None))
+    assert_valid(opt, topk, window, group, offsets, None)
+    greedy = greedy_regroup(topk, window, group, **kw(offsets, None))
+    v_opt = window_visits(topk, opt, window, group, offsets)
+    assert np.all(v_opt <= window_visits(topk, greedy, window, group, offsets))
+    assert np.all(v_opt <= window_visits(topk, None, window, group, offsets))
+
+
+def brute_force(sets, group):
+    """Minimum union visits over every ordering of one window (groups of g slots)."""
+    best = None
+    for order in permutations(range(len(sets))):
+        cost = sum(len(set().union(*(sets[i] for i in order[s : s + group])))
+                   for s in range(0, len(sets), group))
+        best = cost if best is None else min(best, cost)
+    return best
+
+
+@settings(max_examples=80, deadline=None)
+@given(topk_arrays(max_n=7, max_k=4, max_page=10), st.sampled_from([2, 3]))
+def test_optimal_matches_brute_force(topk, group):
+    n = topk.shape[0]
+    window = group * 3  # one window covers all n <= 7 < 9 queries... or is a tail window
+    perm = optimal_regroup(topk, window, group, capacity=64)
+    got = window_visits(topk, perm, window, group)
+    sets = support_sets(topk)
+    plan = plan_windows(topk, window, group, 64)
+    for w, (start, end) in enumerate(plan.windows):
+        assert got[w] == brute_force(sets[start:end], group)
+    assert n == 0 or len(plan.windows) >= 1
+
+
+def test_paper_examples():
+    assert union_stats(G2_COUNTER, optimal_regroup(G2_COUNTER, 4, 2), group=2).union_visits == 12
+    assert union_stats(G2_COUNTER, greedy_regroup(G2_COUNTER, 4, 2), group=2).union_visits == 13
+    assert union_stats(G3_EXAMPLE, optimal_regroup(G3_EXAMPLE, 6, 3), group=3).union_visits == 7
+    assert c4_greedy_regroup(G3_EXAMPLE, 6, 3, c4_weight=0).tolist() == [0, 2, 3, 1, 4, 5]
+
+
+def test_partition_counts_and_limit():
+    assert partition_count(16, 8) == 6435
+    assert partition_count(12, 4) == 5775
+    assert partition_count(8, 2) == 105
+    assert partition_count(6, 4) == 15  # a short window: choose the 2-query tail group
+    with pytest.raises(PageWeaverInputError, match="partitions"):
+        optimal_regroup([[0]] * 16, 16, 4)
+
+
+def test_capacity_fallback_keeps_identity():
+    topk = np.array([[0, 700], [1, 2], [0, 1], [2, 700]] * 4)
+    for f in (optimal_regroup, c4_greedy_regroup, subgroup_first_regroup):
+        window = 8 if f is optimal_regroup else 16
+        assert f(topk, window, 4 if f is optimal_regroup else 8).tolist() == list(range(16))
+        assert f(topk, window, 4 if f is optimal_regroup else 8, capacity=1024).tolist() != (
+            list(range(16))
+        )
+
+
+@settings(max_examples=150, deadline=None)
+@given(grouping_case())
+def test_cta_balance_and_window_visits(case):
+    topk, window, group, offsets, chunk = case
+    perm = greedy_regroup(topk, window, group, **kw(offsets, chunk))
+    bal = cta_balance(topk, perm, offsets, group)
+    stats = union_stats(topk, perm, offsets, group)
+    assert (bal["union_visits"], bal["c4"]) == (stats.union_visits, stats.c4)
+    assert bal["c4"] / 2 <= bal["critical"] <= bal["c4"]
+    assert 0 <= bal["one_sided"] <= bal["union_visits"]
+    visits = window_visits(topk, perm, window, group, offsets, chunk)
+    assert visits.sum() == stats.union_visits
+    again = window_visits(topk, perm, window, group, offsets, chunk, stats.union_sizes)
+    assert np.array_equal(visits, again)
+    assert len(visits) == len(plan_windows(topk, window, group, 64, offsets, chunk).windows)

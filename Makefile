@@ -42,3 +42,20 @@ test: lint pytest nbval
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
+
+# ---- GPU (issue 4) ----------------------------------------------------------------------
+# Run on a CUDA box with the system python3 that holds torch (the lent H200's image), not
+# the CPU .venv. `make wheelhouse` (on a machine with a registry) fills wheelhouse/ with the
+# PyCUDA sdist and cp312 wheels; `make gpu-test` installs from the registry or, offline, from
+# wheelhouse/ (builds PyCUDA, ~2 min), then runs pytest (GPU tests included) and nbval with
+# PAGEWEAVER_REQUIRE_GPU=1. `make gpu-bench` rewrites benchmarks/results/gpu_regroup_h200.json.
+GPU_PYTHON ?= python3
+.PHONY: wheelhouse gpu-setup gpu-test gpu-bench
+wheelhouse:
+	PYTHON=$(PYTHON) tools/fill_wheelhouse.sh wheelhouse
+gpu-setup:
+	PYTHON=$(GPU_PYTHON) tools/gpu_setup.sh
+gpu-test:
+	PYTHON=$(GPU_PYTHON) tools/gpu_test.sh
+gpu-bench: gpu-setup
+	$(GPU_PYTHON) benchmarks/bench_gpu_regroup.py --out benchmarks/results/gpu_regroup_h200.json

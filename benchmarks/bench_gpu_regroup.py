@@ -1,0 +1,183 @@
+"""Time the GPU regroup and union-preparation kernels on the H200 (arXiv:2610.11201 §4.1).
+
+Workload: preset ``cap64k`` (15,272 queries, Top16, P = 128, 504 pages: the shape of the
+paper's L43/r1 capture), one KV head, g = 8, B = 512. Every variant is first checked against
+the CPU reference (π and the union plan must be identical), then timed with CUDA events
+after warm-up, median of many runs; the stream is kept busy ahead of each timed launch (an
+L2 flush and a spin kernel, as triton's do_bench does) so PyCUDA's host launch path never
+enters the events. ``median_us`` is with the L2 flushed (inputs come from HBM),
+``median_us_warm`` without.
+
+Sweeps: N = 1K … 64K queries (cap64k rows tiled) × KV heads 1 … 8 (each head its own Top-K,
+one launch for all heads).
+
+    python benchmarks/bench_gpu_regroup.py --out benchmarks/results/gpu_regroup_h200.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from pageweaver_edu import greedy_regroup, prepare_unions
+from pageweaver_edu.device import require_gpu
+from pageweaver_edu.workloads import make_preset
+
+PAPER_US = {"gpu_regroup_w64": 19.3, "gpu_regroup_w128": 34.6}
+TARGET_US = {"gpu_regroup_w64": 10.0, "gpu_regroup_w128": 17.0, "gpu_union_prepare": 15.0}
+VARIANTS_BY_W = {
+    64: ["t64_q1_skip", "t64_q1_incr", "t64_q1_full", "t32_q2_incr", "m_t64_q1", "m_t32_q2"],
+    128: ["t128_q1_skip", "t128_q1_incr", "t128_q1_full", "t64_q2_incr", "t32_q4_incr",
+          "m_t128_q1", "m_t64_q2", "m_t32_q4"],
+}
+
+
+def cpu_median_us(fn, reps=5):
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(1e6 * (time.perf_counter() - t0))
+    return float(np.median(times))
+
+
+def environment() -> dict:
+    import pycuda.driver as drv
+    import torch
+
+    def cmd(args):
+        try:
+            return subprocess.run(args, capture_output=True, text=True, timeout=30).stdout.strip()
+        except Exception:
+            return ""
+
+    driver = cmd(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
+    nvcc = cmd(["nvcc", "--version"]).splitlines()
+    commit = cmd(["git", "rev-parse", "--short", "HEAD"]) or "uncommitted"
+    return {
+        "device": torch.cuda.get_device_name(),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "commit": commit,
+        "driver": driver or str(drv.get_driver_version()),
+        "cuda": f"torch {torch.version.cuda}; {nvcc[-1] if nvcc else 'nvcc ?'}",
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="benchmarks/results/gpu_regroup_h200.json")
+    ap.add_argument("--reps", type=int, default=300)
+    ap.add_argument("--no-sweep", action="store_true")
+    args = ap.parse_args(argv)
+    require_gpu()
+    import torch
+
+    from pageweaver_edu.gpu import regroup_plan, union_plan
+    from pageweaver_edu.gpu.timing import bench_gpu
+
+    cap = make_preset("cap64k")
+    n, k = cap.topk.shape
+    kw = cap.regroup_kwargs()
+    topk = torch.from_numpy(cap.topk.astype(np.int32)).cuda().unsqueeze(0)
+    lengths = torch.from_numpy(cap.lengths).cuda() if cap.lengths is not None else None
+    rows: list[dict] = []
+
+    def add(name, res, **extra):
+        row = {"name": name, **{k_: (round(v, 3) if isinstance(v, float) else v)
+                                for k_, v in res.items()}, **extra}
+        rows.append(row)
+        print(f"  {name:44s} {row['median_us']:9.2f} us", flush=True)
+
+    ref = {}
+    for w in (64, 128):
+        ref[w] = greedy_regroup(cap.topk, w, 8, **kw)
+        add(f"cpu_regroup_w{w}", {"median_us": cpu_median_us(
+            lambda w=w: greedy_regroup(cap.topk, w, 8, **kw))}, backend="numpy (CPU reference)")
+    ref_plan = prepare_unions(cap.topk, ref[128], cap.request_offsets, 8)
+    add("cpu_union_prepare", {"median_us": cpu_median_us(
+        lambda: prepare_unions(cap.topk, ref[128], cap.request_offsets, 8))},
+        backend="numpy (CPU reference)")
+
+    best = {}
+    for w, variants in VARIANTS_BY_W.items():
+        for v in variants:
+            plan = regroup_plan(n, 1, k, w, 8, 512, cap.request_offsets, None, cap.page_size, v)
+            out = plan.run(topk, lengths)
+            same = bool(np.array_equal(out[0].cpu().numpy(), ref[w]))
+            cold = bench_gpu(lambda plan=plan, out=out: plan.run(topk, lengths, out), args.reps)
+            warm = bench_gpu(lambda plan=plan, out=out: plan.run(topk, lengths, out), args.reps,
+                             flush=False)
+            add(f"gpu_regroup_w{w}[{v}]", cold, median_us_warm=round(warm["median_us"], 3),
+                variant=v, window=w, matches_cpu=same)
+            if same and (w not in best or cold["median_us"] < best[w][1]["median_us"]):
+                best[w] = (v, cold, warm)
+    for w, (v, cold, warm) in best.items():
+        name = f"gpu_regroup_w{w}"
+        add(name, cold, median_us_warm=round(warm["median_us"], 3), variant=v, window=w,
+            matches_cpu=True, paper_us=PAPER_US[name], target_us=TARGET_US[name])
+
+    perm = torch.from_numpy(ref[128].astype(np.int32)).cuda().unsqueeze(0)
+    uplan = union_plan(n, 1, k, cap.request_offsets, 8)
+    from pageweaver_edu.gpu import gpu_prepare_unions
+
+    got = gpu_prepare_unions(topk[0], perm[0], cap.request_offsets, 8).to_numpy()
+    same = all(np.array_equal(getattr(ref_plan, f), getattr(got, f)) for f in (
+        "perm", "group_slots", "page_offsets", "pages", "masks", "cta_any", "page_counts"))
+    cold = bench_gpu(lambda: uplan.run(topk, perm), args.reps)
+    warm = bench_gpu(lambda: uplan.run(topk, perm), args.reps, flush=False)
+    add("gpu_union_prepare", cold, median_us_warm=round(warm["median_us"], 3), matches_cpu=same,
+        pages=int(len(ref_plan.pages)), target_us=TARGET_US["gpu_union_prepare"])
+    cold = bench_gpu(lambda: uplan.run(topk, perm, emit=False), args.reps)
+    add("gpu_union_prepare[count kernel only]", cold)
+
+    if not args.no_sweep:
+        for n_sweep in (1024, 4096, 16384, 65536):
+            base = np.resize(cap.topk, (n_sweep, k)).astype(np.int32)
+            for heads in (1, 2, 4, 8):
+                ids = np.stack([np.roll(base, 997 * h, axis=0) for h in range(heads)])
+                t = torch.from_numpy(ids).cuda()
+                for w in (64, 128):
+                    plan = regroup_plan(n_sweep, heads, k, w, 8, 512, None, None, 128,
+                                        best.get(w, (None,))[0])
+                    out = plan.run(t)
+                    res = bench_gpu(lambda plan=plan, out=out, t=t: plan.run(t, None, out), 100)
+                    add(f"sweep_regroup_w{w}_n{n_sweep}_h{heads}", res, window=w, n=n_sweep,
+                        heads=heads, variant=plan.variant)
+                up = union_plan(n_sweep, heads, k, None, 8)
+                p = out.contiguous()
+                res = bench_gpu(lambda up=up, t=t, p=p: up.run(t, p), 100)
+                add(f"sweep_union_prepare_n{n_sweep}_h{heads}", res, n=n_sweep, heads=heads)
+
+    record = {**environment(),
+              "workload": f"cap64k seed 0: N={n} queries, Top{k}, P={cap.page_size}, one KV head, "
+                          "g=8, B=512; sweeps tile cap64k rows to N and roll them per KV head",
+              "method": "CUDA events, median of reps after warm-up; stream kept busy ahead of "
+                        "each timed launch (256 MiB L2 flush + 300 us spin kernel)",
+              "results": rows}
+    out_path = Path(args.out)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    print(f"\nwrote {out_path}\n{'name':44s} {'median us':>10s} {'warm us':>9s}  note")
+    for r in rows:
+        if r["name"].startswith("sweep_"):
+            continue
+        note = ""
+        if "target_us" in r:
+            note = f"target {r['target_us']}"
+            note += f", paper {r['paper_us']}" if "paper_us" in r else ""
+        if r.get("matches_cpu") is False:
+            note += " MISMATCH"
+        warm = r.get("median_us_warm", float("nan"))
+        print(f"{r['name']:44s} {r['median_us']:10.2f} {warm:9.2f}  {note}")
+    return 0 if all(r.get("matches_cpu", True) for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""Live GPU kernels of PageWeaver (PyCUDA + torch CUDA tensors).
+
+Importing this package never touches the GPU; the entry points call
+:func:`pageweaver_edu.device.require_gpu` first and raise
+:class:`~pageweaver_edu.device.GPUUnavailableError` (with the reason) on a CPU-only machine.
+
+- :func:`gpu_greedy_regroup` — ``kernels/regroup.cu``, π bit-identical to
+  :func:`pageweaver_edu.regroup_bitmap.greedy_regroup`.
+- :func:`gpu_prepare_unions` — ``kernels/union_prepare.cu``, the fields of
+  :func:`pageweaver_edu.union_prep.prepare_unions`.
+- :func:`recorded_results` — the benchmark record for display without a GPU.
+"""
+
+from ..device import (
+    GPUUnavailableError,
+    gpu_available,
+    gpu_required_by_env,
+    gpu_unavailable_reason,
+    require_gpu,
+)
+from .loader import GPULaunchError, kernel_dir, kernel_sources
+from .regroup import DEFAULT_VARIANT, VARIANTS, gpu_greedy_regroup, regroup_plan
+from .results import recorded_results, result_medians
+from .unions import GpuUnionPlan, gpu_prepare_unions, union_plan
+
+__all__ = [
+    "DEFAULT_VARIANT",
+    "GPULaunchError",
+    "GPUUnavailableError",
+    "GpuUnionPlan",
+    "VARIANTS",
+    "gpu_available",
+    "gpu_greedy_regroup",
+    "gpu_prepare_unions",
+    "gpu_required_by_env",
+    "gpu_unavailable_reason",
+    "kernel_dir",
+    "kernel_sources",
+    "recorded_results",
+    "regroup_plan",
+    "require_gpu",
+    "result_medians",
+    "union_plan",
+]

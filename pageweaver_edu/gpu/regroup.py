@@ -1,0 +1,209 @@
+"""Greedy regroup on the GPU (``kernels/regroup.cu``): π identical to the CPU reference.
+
+:func:`gpu_greedy_regroup` has the signature of
+:func:`pageweaver_edu.regroup_bitmap.greedy_regroup` and returns π as an int32 torch tensor on
+the GPU. A ``[H, N, K]`` input regroups H KV heads (each its own Top-K) in one launch.
+The launch needs no host synchronisation: window and chunk tables depend only on the shape
+and the boundaries and are cached with the launch plan; the capacity fallback is decided in
+the kernel.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+from ..device import require_gpu
+from ..inputs import PageWeaverInputError, as_positions, as_request_offsets, positive_int
+from .loader import get_kernel, launch
+from .tables import MAX_CAPACITY, MAX_WINDOW, regroup_tables
+
+#: kernel variant -> (threads per CTA, queries per thread, family). Family "bits": every
+#: candidate keeps its 16-word bitmap and delta (``incr``: lowered by popcount(bits & new),
+#: ``full``: recomputed, ``skip``: only over the words S_j* occupies); family "masks"
+#: (K <= 16): per-window pair masks M[j][i], one
+#: popcount per candidate and round (see kernels/regroup.cu).
+VARIANTS: dict[str, tuple[int, int, str]] = {
+    "t32_q1_incr": (32, 1, "incr"),
+    "t64_q1_incr": (64, 1, "incr"),
+    "t128_q1_incr": (128, 1, "incr"),
+    "t256_q1_incr": (256, 1, "incr"),
+    "t64_q1_full": (64, 1, "full"),
+    "t128_q1_full": (128, 1, "full"),
+    "t32_q2_incr": (32, 2, "incr"),
+    "t32_q4_incr": (32, 4, "incr"),
+    "t64_q2_incr": (64, 2, "incr"),
+    "t32_q1_skip": (32, 1, "skip"),
+    "t64_q1_skip": (64, 1, "skip"),
+    "t128_q1_skip": (128, 1, "skip"),
+    "t256_q1_skip": (256, 1, "skip"),
+    "m_t32_q1": (32, 1, "masks"),
+    "m_t64_q1": (64, 1, "masks"),
+    "m_t128_q1": (128, 1, "masks"),
+    "m_t32_q2": (32, 2, "masks"),
+    "m_t32_q4": (32, 4, "masks"),
+    "m_t64_q2": (64, 2, "masks"),
+}
+MASKS_MAX_K = 16
+#: The variant used for a window size when none is named (the fastest measured on the H200,
+#: benchmarks/results/gpu_regroup_h200.json); other W take the smallest one-query-per-thread
+#: CTA of the "bits" family that holds W.
+DEFAULT_VARIANT: dict[int, str] = {64: "t64_q1_incr", 128: "t128_q1_incr"}
+ARG_FORMAT = "PPPPPPqiiiii"
+INT32_MAX = 2**31 - 1
+
+
+def pick_variant(window: int, variant: str | None = None, k: int = 16) -> str:
+    """Kernel variant for a window of W queries and K ids per row (``variant`` overrides)."""
+    masks_ok = k <= MASKS_MAX_K
+    if variant is None:
+        variant = DEFAULT_VARIANT.get(window)
+        if variant is None or (VARIANTS[variant][2] == "masks" and not masks_ok):
+            variant = next(f"t{t}_q1_incr" for t in (32, 64, 128, 256) if t >= window)
+    if variant not in VARIANTS:
+        raise PageWeaverInputError(f"unknown regroup variant {variant!r}; known: {list(VARIANTS)}")
+    threads, qpt, family = VARIANTS[variant]
+    if threads * qpt < window:
+        raise PageWeaverInputError(
+            f"variant {variant} holds {threads * qpt} queries per window, W = {window} is larger"
+        )
+    if family == "masks" and not masks_ok:
+        raise PageWeaverInputError(f"variant {variant} needs K <= {MASKS_MAX_K}, got K = {k}")
+    return variant
+
+
+def as_cuda_ids(x, name: str, ndims: tuple[int, ...]):
+    """``x`` as a contiguous int32 CUDA tensor (ids above int32 are clamped, below -1 → -1)."""
+    import torch
+
+    if not isinstance(x, torch.Tensor):
+        arr = np.asarray(x)
+        if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+            if arr.size or arr.dtype != np.float64:
+                raise PageWeaverInputError(f"{name} must have an integer dtype, got {arr.dtype}")
+            arr = arr.astype(np.int64)
+        x = torch.from_numpy(np.ascontiguousarray(arr))
+    if x.dtype == torch.bool or x.is_floating_point() or x.is_complex():
+        raise PageWeaverInputError(f"{name} must have an integer dtype, got {x.dtype}")
+    if x.dim() not in ndims:
+        dims = " or ".join(map(str, ndims))
+        raise PageWeaverInputError(f"{name} must have {dims} dims, got {tuple(x.shape)}")
+    if not x.is_cuda:
+        x = x.cuda()
+    if x.dtype != torch.int32:
+        x = x.clamp(-1, INT32_MAX).to(torch.int32)
+    x = x.contiguous()
+    if x.data_ptr() % 16:  # the kernels read rows with 16-byte loads
+        x = x.clone()
+    return x
+
+
+class RegroupPlan:
+    """A prepared regroup launch for fixed shapes and boundaries (reusable, no host work)."""
+
+    def __init__(self, n, heads, k, window, group, capacity, request_offsets, chunk_size,
+                 page_size, variant):
+        import torch
+
+        self.n, self.heads, self.k = n, heads, k
+        self.group, self.capacity, self.page_size = group, capacity, page_size
+        self.variant = pick_variant(window, variant, k)
+        self.threads = VARIANTS[self.variant][0]
+        wins, chunks = regroup_tables(n, window, group, request_offsets, chunk_size)
+        self.windows = torch.from_numpy(wins).cuda()
+        self.chunks = torch.from_numpy(chunks).cuda()
+        self.num_windows, self.num_chunks = len(wins), len(chunks)
+        # One uint64 per (head, chunk): finished | flagged << 32; the kernel leaves it zero.
+        self.scratch = torch.zeros(max(1, 2 * heads * len(chunks)), dtype=torch.int32,
+                                   device="cuda")
+        self.func = get_kernel("regroup.cu", "regroup_" + self.variant, ARG_FORMAT)
+
+    def run(self, topk32, lengths64=None, out=None):
+        """π for ``topk32`` (int32 CUDA, [heads, n, k] contiguous) → int32 [heads, n]."""
+        import torch
+
+        if out is None:
+            out = torch.empty((self.heads, self.n), dtype=torch.int32, device=topk32.device)
+        launch(
+            self.func, (self.num_windows, self.heads), (self.threads, 1, 1),
+            topk32.data_ptr(), 0 if lengths64 is None else lengths64.data_ptr(),
+            self.windows.data_ptr(), self.chunks.data_ptr(), out.data_ptr(),
+            self.scratch.data_ptr(), self.capacity * self.page_size, self.n, self.k,
+            self.num_chunks, self.group, self.capacity,
+        )
+        return out
+
+
+_plans: OrderedDict = OrderedDict()
+
+
+def regroup_plan(n, heads, k, window, group=8, capacity=512, request_offsets=None,
+                 chunk_size=None, page_size=128, variant=None) -> RegroupPlan:
+    """Cached :class:`RegroupPlan` (the tables are uploaded once per shape/boundaries)."""
+    offsets = as_request_offsets(request_offsets, n)
+    key = (n, heads, k, window, group, capacity, offsets.tobytes(), chunk_size, page_size,
+           variant)
+    plan = _plans.get(key)
+    if plan is None:
+        plan = RegroupPlan(n, heads, k, window, group, capacity, offsets, chunk_size,
+                           page_size, variant)
+        _plans[key] = plan
+        while len(_plans) > 64:
+            _plans.popitem(last=False)
+    _plans.move_to_end(key)
+    return plan
+
+
+def gpu_greedy_regroup(topk, window: int, group: int = 8, capacity: int = 512,
+                       request_offsets=None, chunk_size: int | None = None, lengths=None,
+                       page_size: int = 128, variant: str | None = None):
+    """Greedy regroup (§4) on the GPU; same rule and result as the CPU reference.
+
+    Parameters
+    ----------
+    topk : torch.Tensor or array_like of int, shape [N, K] or [H, N, K]
+        Page ids (``< 0`` padding). A CUDA int32 tensor is used in place; anything else is
+        copied/converted on the device (ids above int32 clamp to int32 max: fallback).
+    window, group, capacity, request_offsets, chunk_size, lengths, page_size
+        As :func:`pageweaver_edu.regroup_bitmap.greedy_regroup`; W ≤ 256 and B ≤ 512 here.
+        ``lengths`` ([N], shared by the heads) may be a CUDA tensor.
+    variant : str, optional
+        Kernel variant (see :data:`VARIANTS`); default: the fastest measured for W.
+
+    Returns
+    -------
+    torch.Tensor of int32 on the GPU, shape [N] (or [H, N])
+        π: execution slot r runs original query ``perm[r]`` (per head).
+    """
+    require_gpu()
+    import torch
+
+    capacity = positive_int(capacity, "capacity B")
+    if capacity > MAX_CAPACITY:
+        raise PageWeaverInputError(
+            f"the GPU regroup's bitmaps hold B <= {MAX_CAPACITY} pages, got B = {capacity}; "
+            "use pageweaver_edu.regroup_bitmap.greedy_regroup for larger capacities"
+        )
+    page_size = positive_int(page_size, "page_size P")
+    if window > MAX_WINDOW:
+        raise PageWeaverInputError(f"the GPU regroup holds W <= {MAX_WINDOW}, got W = {window}")
+    ids = as_cuda_ids(topk, "topk", (2, 3))
+    batched = ids.dim() == 3
+    if not batched:
+        ids = ids.unsqueeze(0)
+    heads, n, k = ids.shape
+    if lengths is not None:
+        if isinstance(lengths, torch.Tensor) and lengths.is_cuda:
+            if tuple(lengths.shape) != (n,):
+                raise PageWeaverInputError(f"lengths must have shape [N] = ({n},)")
+            lengths = lengths.to(torch.int64).contiguous()
+        else:
+            lengths = torch.from_numpy(as_positions(lengths, n, "lengths")).cuda()
+    plan = regroup_plan(n, heads, k, window, group, capacity, request_offsets, chunk_size,
+                        page_size, variant)
+    if n == 0:
+        out = torch.empty((heads, 0), dtype=torch.int32, device=ids.device)
+    else:
+        out = plan.run(ids, lengths)
+    return out if batched else out[0]

@@ -1,0 +1,202 @@
+"""Union8 / Union4 attention kernels (kernels/union8.cu) against the float64 reference.
+
+Every run poisons the output with NaN first, so a row the kernel forgot stays NaN and fails.
+Skipped without a GPU (with the reason) unless PAGEWEAVER_REQUIRE_GPU=1, which makes them fail.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pageweaver_edu.attention import reference_attention
+from pageweaver_edu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
+from pageweaver_edu.regroup_bitmap import greedy_regroup
+from pageweaver_edu.union_prep import prepare_unions
+from pageweaver_edu.workloads import make_preset
+
+pytestmark = [pytest.mark.gpu]
+if not gpu_available() and not gpu_required_by_env():
+    pytestmark.append(pytest.mark.skip(reason=f"no GPU path: {gpu_unavailable_reason()}"))
+
+HEADS, D, P = 16, 128, 128
+NRMS_MAX = 1e-2
+
+
+def _case(rng, n, pages, k, heads=1, causal=False, lengths=False, pad=0.1, empty=0.05):
+    topk = rng.integers(0, pages, size=(heads, n, k))  # may repeat ids: duplicates count once
+    topk[rng.random(topk.shape) < pad] = -1
+    topk[:, rng.random(n) < empty] = -1  # empty supports
+    cpos = rng.integers(0, pages * P, size=n) if causal else None
+    lens = rng.integers(1, pages * P + 1, size=n) if lengths else None
+    return topk, cpos, lens
+
+
+def _tensors(rng, n, pages, heads):
+    import torch
+
+    gen = torch.Generator(device="cuda").manual_seed(int(rng.integers(1 << 30)))
+    q = torch.randn((n, heads * HEADS, D), generator=gen, device="cuda").to(torch.bfloat16)
+    k = torch.randn((pages, heads, P, D), generator=gen, device="cuda").to(torch.bfloat16)
+    v = torch.randn((pages, heads, P, D), generator=gen, device="cuda").to(torch.bfloat16)
+    return q, k, v
+
+
+def _reference(q, k, v, topk, cpos, lens, offsets=None):
+    heads = k.shape[1]
+    out = []
+    for h in range(heads):
+        out.append(reference_attention(
+            q[:, h * HEADS:(h + 1) * HEADS].float().cpu(), k[:, h].float().cpu(),
+            v[:, h].float().cpu(), topk[h], lengths=lens, causal_pos=cpos,
+            request_offsets=offsets))
+    return np.concatenate(out, axis=1)
+
+
+def _run(q, k, v, topk, cpos, lens, perms=None, group=8, offsets=None, kind=None):
+    import torch
+
+    from pageweaver_edu.union8_launch import plan_from_cpu, union_attention
+
+    heads, n = topk.shape[0], topk.shape[1]
+    plans = [prepare_unions(topk[h], None if perms is None else perms[h], offsets, group)
+             for h in range(heads)]
+    plan = plan_from_cpu(plans, n, group, offsets)
+    out = torch.full_like(q, float("nan"))
+    c = None if cpos is None else torch.from_numpy(cpos).cuda()
+    ln = None if lens is None else torch.from_numpy(lens).cuda()
+    union_attention(q, k, v, plan, c, ln, kind=kind, out=out)
+    torch.cuda.synchronize()
+    return out
+
+
+def _check(out, ref):
+    got = out.float().cpu().numpy()
+    assert not np.isnan(got).any(), "some output rows were never written"
+    err = np.linalg.norm(got - ref) / max(np.linalg.norm(ref), 1e-30)
+    assert err <= NRMS_MAX, f"NRMS {err:.3e}"
+    empty = ~np.any(ref != 0, axis=(1, 2))
+    assert np.all(got[empty] == 0), "rows with an empty A_i must be exactly 0"
+    return err
+
+
+@pytest.mark.parametrize(
+    "n,pages,k,heads,causal,lengths",
+    [(1, 3, 2, 1, False, False), (5, 8, 4, 1, True, False), (13, 40, 16, 1, True, True),
+     (64, 40, 16, 2, False, True), (203, 24, 8, 1, True, True), (300, 64, 16, 1, False, False)],
+)
+def test_random_inputs_match_reference_and_order(n, pages, k, heads, causal, lengths):
+    import torch
+
+    rng = np.random.default_rng(n * 7 + pages)
+    topk, cpos, lens = _case(rng, n, pages, k, heads, causal, lengths)
+    q, kk, v = _tensors(rng, n, pages, heads)
+    ref = _reference(q, kk, v, topk, cpos, lens)
+    orig = _run(q, kk, v, topk, cpos, lens)
+    _check(orig, ref)
+    perms = [greedy_regroup(topk[h], 64 if n >= 64 else 8, 8) for h in range(heads)]
+    regrouped = _run(q, kk, v, topk, cpos, lens, perms)
+    assert torch.equal(orig, regrouped), "original and regrouped order differ bitwise"
+    u4 = _run(q, kk, v, topk, cpos, lens, group=4)
+    assert torch.equal(orig, u4), "Union4 and Union8 differ bitwise"
+    rand = [rng.permutation(n) for _ in range(heads)]
+    assert torch.equal(orig, _run(q, kk, v, topk, cpos, lens, rand))
+
+
+def test_causal_tail_pages_and_lengths():
+    """Every query's last page is cut by c_i or L_i somewhere inside it (or at its edge)."""
+    rng = np.random.default_rng(3)
+    n, pages = 96, 12
+    cpos = rng.integers(0, pages * P, size=n)
+    cpos[:8] = np.arange(8) * P + np.array([0, 1, 63, 64, 65, 126, 127, 128])[:8]
+    lens = np.minimum(cpos + 1 - rng.integers(0, 3, size=n), pages * P)
+    lens[lens < 0] = 0  # L_i = 0: empty A_i although pages are selected
+    topk = np.stack([np.r_[c // P, rng.choice(pages, 3)] for c in cpos])[None]
+    q, kk, v = _tensors(rng, n, pages, 1)
+    ref = _reference(q, kk, v, topk, cpos, lens)
+    _check(_run(q, kk, v, topk, cpos, lens), ref)
+
+
+def test_empty_supports_give_zero():
+    rng = np.random.default_rng(5)
+    topk = -np.ones((1, 11, 4), dtype=np.int64)
+    topk[0, 3] = [2, 2, -1, 5]
+    q, kk, v = _tensors(rng, 11, 6, 1)
+    out = _run(q, kk, v, topk, None, None).float().cpu().numpy()
+    assert np.all(out[np.arange(11) != 3] == 0)
+    ref = _reference(q, kk, v, topk, None, None)
+    assert np.linalg.norm(out - ref) / np.linalg.norm(ref) <= NRMS_MAX
+
+
+def test_packed_requests_tail_groups():
+    import torch
+
+    rng = np.random.default_rng(9)
+    offsets = np.array([0, 5, 17, 30, 31])
+    topk, cpos, lens = _case(rng, 31, 16, 6, 1, True, False)
+    q, kk, v = _tensors(rng, 31, 16, 1)
+    ref = _reference(q, kk, v, topk, cpos, lens, offsets)
+    out = _run(q, kk, v, topk, cpos, lens, offsets=offsets)
+    _check(out, ref)
+    perm = greedy_regroup(topk[0], 8, 8, request_offsets=offsets)
+    assert torch.equal(out, _run(q, kk, v, topk, cpos, lens, [perm], offsets=offsets))
+
+
+@pytest.mark.parametrize("name", ["cap64k", "cap16k-high-overlap", "interleaved-64k",
+                                  "beyond-capacity"])
+def test_presets(name):
+    """Whole preset on the GPU; the float64 reference on 192 rows spread over it."""
+    import torch
+
+    cap = make_preset(name)
+    topk = cap.topk[None]
+    n, pages = cap.num_queries, int(cap.topk.max()) + 1
+    rng = np.random.default_rng(1)
+    q, kk, v = _tensors(rng, n, pages, 1)
+    cpos, lens = cap.causal_pos, cap.lengths
+    out = _run(q, kk, v, topk, cpos, lens)
+    rows = np.sort(rng.choice(n, 192, replace=False))
+    ref = reference_attention(q[rows].float().cpu(), kk[:, 0].float().cpu(),
+                              v[:, 0].float().cpu(), cap.topk[rows],
+                              lengths=None if lens is None else lens[rows],
+                              causal_pos=None if cpos is None else cpos[rows])
+    assert not torch.isnan(out).any()
+    _check(out[torch.from_numpy(rows).cuda()], ref)
+    perm = greedy_regroup(cap.topk, 128, 8, **cap.regroup_kwargs())
+    assert torch.equal(out, _run(q, kk, v, topk, cpos, lens, [perm]))
+
+
+def test_gpu_prepared_plan_matches_cpu_plan():
+    """The online path: π from the GPU regroup and the plan from union_prepare.cu."""
+    import torch
+
+    from pageweaver_edu.gpu import gpu_greedy_regroup
+    from pageweaver_edu.union8_launch import gpu_prepare_plan, union_attention
+
+    rng = np.random.default_rng(11)
+    topk, cpos, lens = _case(rng, 517, 48, 16, 2, True, True)
+    q, kk, v = _tensors(rng, 517, 48, 2)
+    t32 = torch.from_numpy(topk).to(torch.int32).cuda().contiguous()
+    perm = gpu_greedy_regroup(t32, 128, 8)
+    plan = gpu_prepare_plan(t32, perm)
+    out = torch.full_like(q, float("nan"))
+    union_attention(q, kk, v, plan, torch.from_numpy(cpos).cuda(), torch.from_numpy(lens).cuda(),
+                    out=out)
+    cpu_perm = [greedy_regroup(topk[h], 128, 8) for h in range(2)]
+    assert np.array_equal(perm.cpu().numpy(), np.stack(cpu_perm))
+    assert torch.equal(out, _run(q, kk, v, topk, cpos, lens, cpu_perm))
+    _check(out, _reference(q, kk, v, topk, cpos, lens))
+
+
+def test_gather_baseline_matches_reference():
+    import torch
+
+    from pageweaver_edu.attention_baselines import dedup_topk, gather_reference
+
+    rng = np.random.default_rng(13)
+    topk, cpos, lens = _case(rng, 70, 20, 8, 2, True, True)
+    q, kk, v = _tensors(rng, 70, 20, 2)
+    ids = dedup_topk(torch.from_numpy(topk).cuda())
+    out = gather_reference(q, kk, v, ids, torch.from_numpy(cpos).cuda(),
+                           torch.from_numpy(lens).cuda(), chunk=32)
+    _check(out, _reference(q, kk, v, topk, cpos, lens))

@@ -1,0 +1,66 @@
+"""Small, complete workout of both kernels for compute-sanitizer (memcheck, racecheck).
+
+Covers multi-window chunks (the scratch handshake), the capacity fallback by page id and by
+length, short tail windows, empty rows, every regroup variant, 3 KV heads, union ids far
+beyond B and an out-of-range π entry; checks every result against the CPU reference and
+exits non-zero on a mismatch.
+Usage: compute-sanitizer --tool memcheck python3 tools/gpu_sanitize.py
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import torch
+
+from pageweaver_edu import greedy_regroup, prepare_unions
+from pageweaver_edu.gpu import VARIANTS, gpu_greedy_regroup, gpu_prepare_unions
+from pageweaver_edu.gpu.loader import synchronize
+
+
+def main() -> int:
+    rng = np.random.default_rng(3)
+    n = 700
+    topk = rng.integers(-1, 500, size=(n, 16))
+    topk[rng.random(n) < 0.05] = -1
+    topk[650, 2] = 520  # request 1's first chunk falls back (id >= B)
+    offsets = [0, 300, 300, n]
+    lengths = np.full(n, 1000)
+    lengths[100] = 512 * 128 + 5  # request 0's first chunk falls back by length
+    bad = 0
+    for variant, (threads, qpt, _) in VARIANTS.items():
+        window = threads * qpt
+        for lens in (None, lengths):
+            kw = dict(request_offsets=offsets, chunk_size=8 * (window // 8) * 2, lengths=lens,
+                      page_size=128)
+            got = gpu_greedy_regroup(topk, window, 8, variant=variant, **kw).cpu().numpy()
+            ok = np.array_equal(got, greedy_regroup(topk, window, 8, **kw))
+            bad += not ok
+            print(f"regroup {variant:14s} W={window:3d} lengths={lens is not None}: "
+                  f"{'ok' if ok else 'MISMATCH'}")
+    heads = np.stack([np.roll(topk, 31 * h, axis=0) for h in range(3)])
+    got = gpu_greedy_regroup(torch.from_numpy(heads).cuda(), 64, request_offsets=offsets)
+    perms = [greedy_regroup(heads[h], 64, request_offsets=offsets) for h in range(3)]
+    ok = np.array_equal(got.cpu().numpy(), np.stack(perms))
+    bad += not ok
+    print(f"regroup 3 heads: {'ok' if ok else 'MISMATCH'}")
+    far = np.where(topk >= 0, topk * 4_000_000 + 7, topk)
+    for ids, perm in ((topk, perms[0]), (far, perms[0])):
+        ref = prepare_unions(ids, perm, offsets, 8)
+        plan = gpu_prepare_unions(ids, perm, offsets, 8).to_numpy()
+        fields = ("perm", "group_slots", "page_offsets", "pages", "masks", "cta_any",
+                  "page_counts")
+        ok = all(np.array_equal(getattr(ref, f), getattr(plan, f)) for f in fields)
+        bad += not ok
+        print(f"unions max id {int(ids.max())}: {'ok' if ok else 'MISMATCH'}")
+    broken = perms[0].copy()
+    broken[5] = 10**7
+    gpu_prepare_unions(topk, broken, offsets, 8, validate=False)
+    synchronize()
+    print("sanitize workout:", "PASS" if bad == 0 else f"{bad} FAILURES")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

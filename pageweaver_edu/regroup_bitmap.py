@@ -68,6 +68,41 @@ def _window_orders(bits: np.ndarray, starts: np.ndarray, lengths: np.ndarray, gr
     return order
 
 
+def window_bitmaps(rows: np.ndarray, spans: np.ndarray) -> np.ndarray:
+    """Bitmaps of the rows inside the ``[start, end)`` spans (zero elsewhere), for
+    :func:`fill_windows`; built once, they serve every window table inside those spans.
+
+    The rows must already pass the capacity fallback (every page id < B). The bitmaps are only
+    as wide as the largest page id present needs, in uint64 lanes (two uint32 words each):
+    the same popcounts as B bits, with fewer operations.
+
+    Returns
+    -------
+    numpy.ndarray of uint64, shape [N, lanes]
+    """
+    n = rows.shape[0]
+    edges = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(edges, spans[:, 0], 1)
+    np.add.at(edges, spans[:, 1], -1)
+    inside = np.cumsum(edges[:-1]) > 0
+    words = 2 * -(-bitmap_words(int(rows[inside].max(initial=0)) + 1) // 2)
+    bits = np.zeros((n, words), dtype=np.uint32)
+    bits[inside] = bitmaps_from_canonical(rows[inside], 32 * words)
+    return bits.view(np.uint64)
+
+
+def fill_windows(perm: np.ndarray, bits: np.ndarray, todo: np.ndarray, group: int) -> np.ndarray:
+    """Write the greedy order of every ``[start, end)`` window of ``todo`` into ``perm``."""
+    if len(todo) == 0:
+        return perm
+    starts, lens = todo[:, 0], todo[:, 1] - todo[:, 0]
+    order = _window_orders(bits, starts, lens, group)
+    local = np.arange(order.shape[1])
+    keep = local[None, :] < lens[:, None]
+    perm[(starts[:, None] + local[None, :])[keep]] = (starts[:, None] + order)[keep]
+    return perm
+
+
 def greedy_regroup(
     topk,
     window: int,
@@ -104,20 +139,8 @@ def greedy_regroup(
     plan = plan_windows(
         topk, window, group, capacity, request_offsets, chunk_size, lengths, page_size
     )
-    n = plan.canonical.shape[0]
-    perm = np.arange(n, dtype=np.int32)
+    perm = np.arange(plan.canonical.shape[0], dtype=np.int32)
     todo = plan.windows[~plan.identity]
     if len(todo) == 0:
         return perm
-    rows_in_todo = np.concatenate([np.arange(s, e) for s, e in todo])
-    bits = np.zeros((n, bitmap_words(capacity)), dtype=np.uint32)
-    bits[rows_in_todo] = bitmaps_from_canonical(plan.canonical[rows_in_todo], capacity)
-    starts, lens = todo[:, 0], todo[:, 1] - todo[:, 0]
-    if bits.shape[1] % 2 == 0:  # two uint32 words per uint64 lane: same popcounts, half the ops
-        bits = bits.view(np.uint64)
-    order = _window_orders(bits, starts, lens, plan.group)
-    local = np.arange(order.shape[1])
-    keep = local[None, :] < lens[:, None]
-    slots = (starts[:, None] + local[None, :])[keep]
-    perm[slots] = (starts[:, None] + order)[keep]
-    return perm
+    return fill_windows(perm, window_bitmaps(plan.canonical, todo), todo, plan.group)

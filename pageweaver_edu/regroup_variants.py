@@ -6,6 +6,7 @@
   CTA half the candidate would join (slots 0–3 or 4–7), so it targets union visits + C4.
 * :func:`subgroup_first_regroup` — build 4-query subgroups greedily, then pair subgroups
   into groups of 8 (the construction the paper suggests but did not evaluate).
+* :func:`static_seed_regroup` — the *wrong* rule: costs against the seed only, U never grows.
 
 All use the window table of :func:`pageweaver_edu.windows.plan_windows` (request- and
 chunk-local windows, the capacity fallback keeps the identity order) and return a π that is
@@ -44,9 +45,10 @@ def _run(topk, window, group, capacity, request_offsets, chunk_size, lengths, pa
     return perm
 
 
-def _greedy_groups(bits, ids, group, half_weight=0.0):
+def _greedy_groups(bits, ids, group, half_weight=0.0, grow=True):
     """Algorithm 1 on one window; ``half_weight`` adds ``w·|S_j \\ U_half|`` to the cost,
-    where U_half is the union of the CTA half (slots 0–3 or 4–7) j would join."""
+    where U_half is the union of the CTA half (slots 0–3 or 4–7) j would join.
+    ``grow=False`` keeps U = S_seed (the static-seed variant)."""
     remaining, groups = list(ids), []
     while remaining:
         seed = remaining.pop(0)  # seed = min(R)
@@ -64,10 +66,17 @@ def _greedy_groups(bits, ids, group, half_weight=0.0):
             )
             remaining.remove(best)
             members.append(best)
-            union |= bits[best]
+            if grow:
+                union |= bits[best]
             half_union |= bits[best]
         groups.append(members)
     return groups
+
+
+def _greedy_body(half_weight=0.0, grow=True):
+    """A window ``body`` for :func:`_run`: the flattened groups of :func:`_greedy_groups`."""
+    return lambda bits, ids, g: [i for grp in _greedy_groups(bits, ids, g, half_weight, grow)
+                                 for i in grp]
 
 
 def c4_greedy_regroup(
@@ -87,12 +96,8 @@ def c4_greedy_regroup(
     """
     if c4_weight < 0:
         raise PageWeaverInputError(f"c4_weight must be >= 0, got {c4_weight}")
-
-    def body(bits, ids, g):
-        return [i for grp in _greedy_groups(bits, ids, g, float(c4_weight)) for i in grp]
-
     return _run(topk, window, group, capacity, request_offsets, chunk_size, lengths, page_size,
-                body)
+                _greedy_body(float(c4_weight)))
 
 
 def subgroup_first_regroup(
@@ -131,6 +136,21 @@ def subgroup_first_regroup(
 
     return _run(topk, window, group, capacity, request_offsets, chunk_size, lengths, page_size,
                 body)
+
+
+def static_seed_regroup(
+    topk, window: int, group: int = 8, capacity: int = 512, request_offsets=None,
+    chunk_size=None, lengths=None, page_size: int = 128,
+) -> np.ndarray:
+    """The variant that does NOT update U: every cost is ``|S_j \\ S_seed|``, so the
+    ``g - 1`` lowest ``(cost, j)`` join the seed. Not the paper's rule: chapter 03 compares
+    it with Algorithm 1 (the same π when g ≤ 2).
+
+    >>> static_seed_regroup([[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]], 6, 3).tolist()
+    [0, 2, 1, 3, 4, 5]
+    """
+    return _run(topk, window, group, capacity, request_offsets, chunk_size, lengths, page_size,
+                _greedy_body(grow=False))
 
 
 def _union(bits, members):

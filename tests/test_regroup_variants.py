@@ -1,4 +1,4 @@
-"""Exhaustive, C4-aware and subgroup-first regrouping (PAGEWEAVER.md §10)."""
+"""Exhaustive, C4-aware, subgroup-first and static-seed regrouping (PAGEWEAVER.md §10)."""
 
 from itertools import permutations
 
@@ -14,6 +14,7 @@ from pageweaver_edu.regroup_variants import (
     cta_balance,
     optimal_regroup,
     partition_count,
+    static_seed_regroup,
     subgroup_first_regroup,
     window_visits,
 )
@@ -46,6 +47,24 @@ def test_c4_greedy_valid_and_weight_zero_is_algorithm_1(case, weight, capacity):
     if weight == 0.0:
         want = greedy_regroup(topk, window, group, **kw(offsets, chunk, capacity))
         assert np.array_equal(perm, want)
+
+
+@settings(max_examples=150, deadline=None)
+@given(grouping_case(), st.sampled_from([8, 16, 64]))
+def test_static_seed_valid_and_equal_to_algorithm_1_up_to_g2(case, capacity):
+    topk, window, group, offsets, chunk = case
+    perm = static_seed_regroup(topk, window, group, **kw(offsets, chunk, capacity))
+    assert_valid(perm, topk, window, group, offsets, chunk, capacity)
+    if group <= 2:  # one pick per group, made against U = S_seed by both rules
+        want = greedy_regroup(topk, window, group, **kw(offsets, chunk, capacity))
+        assert np.array_equal(perm, want)
+
+
+def test_static_seed_variant_loses_the_g3_gain():
+    static = static_seed_regroup(G3_EXAMPLE, 6, 3)
+    assert static.tolist() == [0, 2, 1, 3, 4, 5]
+    assert union_stats(G3_EXAMPLE, static, group=3).union_visits == 10
+    assert union_stats(G3_EXAMPLE, greedy_regroup(G3_EXAMPLE, 6, 3), group=3).union_visits == 7
 
 
 @st.composite
@@ -137,7 +156,7 @@ def test_partition_counts_and_limit():
 
 def test_capacity_fallback_keeps_identity():
     topk = np.array([[0, 700], [1, 2], [0, 1], [2, 700]] * 4)
-    for f in (optimal_regroup, c4_greedy_regroup, subgroup_first_regroup):
+    for f in (optimal_regroup, c4_greedy_regroup, subgroup_first_regroup, static_seed_regroup):
         window = 8 if f is optimal_regroup else 16
         assert f(topk, window, 4 if f is optimal_regroup else 8).tolist() == list(range(16))
         assert f(topk, window, 4 if f is optimal_regroup else 8, capacity=1024).tolist() != (

@@ -1,0 +1,220 @@
+"""Latency of every widget update of the notebook series, at up to 2,048 queries.
+
+Each case is the plain function a widget callback runs (compute + in-place ``FigureWidget``
+redraw, no browser): median and max over ``--runs`` timed calls (``time.perf_counter``)
+after ``--warmup`` calls. Target (issue 3): every update within 100 ms for up to 2,048
+queries. Modules written by other chapters are imported defensively: a missing module or an
+API this script does not know is skipped with a printed note.
+
+Prints a table and writes ``benchmarks/results/widget_latency.json``
+``{"device", "date", "commit", "python", "results": [{"name", "n", "median_ms", "max_ms"}]}``.
+
+Usage: ``python benchmarks/bench_widget_latency.py [--runs 20] [--warmup 2] [--out PATH]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib
+import json
+import platform
+import statistics
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent
+TARGET_MS = 100.0
+N = 2048
+
+Case = tuple[str, int, Callable[[int], object]]  # name, queries, call(i) for the i-th run
+
+
+def cpu_model() -> str:
+    """The CPU model string from /proc/cpuinfo (or platform.processor() elsewhere)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def git_commit() -> str:
+    """HEAD's hash (with ``+dirty`` when the tree has changes), or "uncommitted"."""
+    try:
+        run = dict(cwd=ROOT, capture_output=True, text=True, check=True)
+        head = subprocess.run(["git", "rev-parse", "HEAD"], **run).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain"], **run).stdout.strip()
+        return head + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "uncommitted"
+
+
+def optional(module: str):
+    """Import ``pageweaver_edu.<module>`` or return None (printing why)."""
+    try:
+        return importlib.import_module(f"pageweaver_edu.{module}")
+    except ImportError as err:
+        print(f"note: skipping pageweaver_edu.{module} ({err})")
+        return None
+
+
+def regroup_cases(presets) -> Iterator[Case]:
+    """Chapter 03: round stepper, grouping view, W curve."""
+    from pageweaver_edu import viz_regroup as vr
+
+    steps = {"g3 example": vr.greedy_steps(vr.G3_EXAMPLE, 6, 3),
+             "cap64k W64": vr.greedy_steps(presets["cap64k"].topk[:N], 64, 8)}
+    for label, st in steps.items():
+        fig = vr.round_view_figure(st, 0)
+        rounds = len(st.trace.rounds)
+        yield (f"03 update_round_view ({label})", len(st.perm),
+               lambda i, f=fig, s=st, r=rounds: vr.update_round_view(f, s, (i * 37) % r))
+    fig = vr.grouping_view_figure()
+    for name, g, w in (("cap64k", 8, 128), ("cap64k", 8, 512), ("cap16k-high-overlap", 2, 512),
+                       ("interleaved-64k", 4, 256), ("beyond-capacity", 8, 128)):
+        cap = presets[name]
+        kw = {"lengths": None if cap.lengths is None else cap.lengths[:N],
+              "page_size": cap.page_size}
+        yield (f"03 update_grouping_view ({name}, g={g}, W={w})", N,
+               lambda i, c=cap, g=g, w=w, kw=kw: vr.update_grouping_view(fig, c.topk[:N], g, w,
+                                                                         **kw))
+    curve = vr.window_curve_figure()
+    for name, g in (("cap64k", 8), ("cap16k-high-overlap", 2), ("interleaved-64k", 4)):
+        cap = presets[name]
+        kw = {"lengths": None if cap.lengths is None else cap.lengths[:N],
+              "page_size": cap.page_size}
+        yield (f"03 update_window_curve ({name}, g={g}, W={g}…512)", N,
+               lambda i, c=cap, g=g, kw=kw: vr.update_window_curve(curve, c.topk[:N], g, **kw))
+
+
+def supports_cases(presets) -> Iterator[Case]:
+    """Chapters 01–02 (viz_supports): token strip, group mask, preset profile."""
+    vs = optional("viz_supports")
+    if vs is None:
+        return
+    strip = vs.token_strip_figure(widget=True)
+    yield ("01 update_token_strip (P=128, 16 pages)", 1,
+           lambda i: vs.update_token_strip(strip, [0, 3, 5, 9, 15], 128, 2000 + i, 1900 + i))
+    mask = vs.mask_figure(widget=True)
+    top = presets["cap64k"].topk[:N]
+    yield ("02 update_group_mask (cap64k group)", 8,
+           lambda i: vs.update_group_mask(mask, top[8 * i:8 * i + 8].tolist()))
+    prof, mask2 = vs.profile_figure(widget=True), vs.mask_figure(widget=True)
+    yield ("02 update_preset_profile (cap64k)", N,
+           lambda i: vs.update_preset_profile(prof, mask2, top, N, 8, i % 256))
+
+
+def bitmap_cases(presets) -> Iterator[Case]:
+    """Chapters 04–05 (viz_bitmap): CTA round stepper, slot map, union histogram."""
+    vb = optional("viz_bitmap")
+    if vb is None:
+        return
+    from pageweaver_edu.regroup_bitmap import greedy_regroup
+    from pageweaver_edu.union_prep import prepare_unions
+
+    cap = presets["cap64k"]
+    top = cap.topk[:N]
+    stepper = vb.CtaStepper(top, window=128, index=0)
+    yield ("04 CtaStepper.update (round step, W=128)", N,
+           lambda i: stepper.update(128, 0, i % 128))
+    yield ("04 CtaStepper.update (new window, W=128)", N,
+           lambda i: stepper.update(128, 1 + i % 15, 0))
+    plan = prepare_unions(top, greedy_regroup(top, 128))
+    smap = vb.slot_map_figure(plan, 0, widget=True)
+    yield ("05 update_slot_map (cap64k)", N, lambda i: vb.update_slot_map(smap, plan, i % 256))
+    counts, title = vb.union_hist_for(cap, N)
+    hist = vb.union_hist_figure(counts, widget=True, title=title)
+    yield ("05 union_hist_for + update_union_hist (cap64k)", N,
+           lambda i: vb.update_union_hist(hist, *vb.union_hist_for(cap, N - 64 * (i % 2))))
+
+
+def pipeline_cases(presets) -> Iterator[Case]:
+    """Chapter 06 (pipeline_plot / viz_pipeline): simulate + timeline redraw."""
+    pp = optional("pipeline_plot")
+    if pp is None:
+        return
+    from pageweaver_edu.pipeline_sim import Durations, flags_from_masks, simulate
+    from pageweaver_edu.regroup_bitmap import greedy_regroup
+    from pageweaver_edu.union_prep import prepare_unions
+
+    top = presets["cap64k"].topk[:N]
+    plan = prepare_unions(top, greedy_regroup(top, 128))
+    g = int(np.argmax(plan.page_counts))
+    pages, masks = plan.group_pages(g)
+    flags = flags_from_masks(masks)
+    widget = pp.timeline_widget(simulate(pages, flags))
+    yield (f"06 simulate + update_timeline_widget ({len(pages)} pages)", 8,
+           lambda i: pp.update_timeline_widget(
+               widget, simulate(pages, flags, Durations(qk=1.0 + 0.25 * (i % 4)))))
+    vp = optional("viz_pipeline")
+    if vp is not None and hasattr(vp, "pipeline_explorer"):
+        ex = vp.pipeline_explorer(pages, flags, n_show=len(pages))
+        yield (f"06 PipelineExplorer.update ({len(pages)} pages)", 8, lambda i: ex.update())
+
+
+def time_case(call: Callable[[int], object], runs: int, warmup: int) -> list[float]:
+    """Milliseconds of ``runs`` calls after ``warmup`` calls."""
+    for i in range(warmup):
+        call(i)
+    out = []
+    for i in range(runs):
+        t0 = time.perf_counter()
+        call(warmup + i)
+        out.append((time.perf_counter() - t0) * 1e3)
+    return out
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20, help="timed calls per case (>= 20)")
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=ROOT / "results" / "widget_latency.json")
+    args = parser.parse_args(argv)
+    runs = max(20, args.runs)
+
+    from pageweaver_edu.workloads import make_preset, preset_names
+
+    presets = {name: make_preset(name) for name in preset_names()}
+    results, skipped = [], []
+    for source in (regroup_cases, supports_cases, bitmap_cases, pipeline_cases):
+        try:
+            cases = list(source(presets))
+        except Exception as err:  # another chapter's API changed: report, keep going
+            print(f"note: skipping {source.__name__} ({type(err).__name__}: {err})")
+            skipped.append(f"{source.__name__}: {err}")
+            continue
+        for name, n, call in cases:
+            try:
+                ms = time_case(call, runs, args.warmup)
+            except Exception as err:
+                print(f"note: skipping {name} ({type(err).__name__}: {err})")
+                skipped.append(f"{name}: {err}")
+                continue
+            results.append({"name": name, "n": n, "median_ms": round(statistics.median(ms), 2),
+                            "max_ms": round(max(ms), 2)})
+
+    report = {"device": cpu_model(), "date": dt.datetime.now(dt.timezone.utc).isoformat(
+        timespec="seconds"), "commit": git_commit(), "python": platform.python_version(),
+        "runs": runs, "target_ms": TARGET_MS, "results": results, "skipped": skipped}
+    width = max(len(r["name"]) for r in results) if results else 10
+    print(f"{report['device']} · Python {report['python']} · {runs} timed calls per case")
+    print(f"{'widget update':<{width}} {'N':>5} {'median ms':>10} {'max ms':>8}  ≤100 ms?")
+    for r in results:
+        ok = "yes" if r["median_ms"] <= TARGET_MS else "NO"
+        print(f"{r['name']:<{width}} {r['n']:>5} {r['median_ms']:>10.2f} {r['max_ms']:>8.2f}"
+              f"  {ok}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {args.out}")
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -12,14 +12,15 @@ Sweeps: N = 1K … 64K queries (cap64k rows tiled) × KV heads 1 … 8 (each hea
 one launch for all heads).
 
     python benchmarks/bench_gpu_regroup.py --out benchmarks/results/gpu_regroup_h200.json
+
+The file's ``commit`` is ``$PAGEWEAVER_COMMIT`` when set, else git's HEAD (``+worktree`` when
+tracked files differ), else "uncommitted" (:func:`pageweaver_edu.gpu.results.source_commit`).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,6 +29,7 @@ import numpy as np
 
 from pageweaver_edu import greedy_regroup, prepare_unions
 from pageweaver_edu.device import require_gpu
+from pageweaver_edu.gpu.results import result_environment
 from pageweaver_edu.workloads import make_preset
 
 PAPER_US = {"gpu_regroup_w64": 19.3, "gpu_regroup_w128": 34.6}
@@ -46,28 +48,6 @@ def cpu_median_us(fn, reps=5):
         fn()
         times.append(1e6 * (time.perf_counter() - t0))
     return float(np.median(times))
-
-
-def environment() -> dict:
-    import pycuda.driver as drv
-    import torch
-
-    def cmd(args):
-        try:
-            return subprocess.run(args, capture_output=True, text=True, timeout=30).stdout.strip()
-        except Exception:
-            return ""
-
-    driver = cmd(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
-    nvcc = cmd(["nvcc", "--version"]).splitlines()
-    commit = cmd(["git", "rev-parse", "--short", "HEAD"]) or "uncommitted"
-    return {
-        "device": torch.cuda.get_device_name(),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "commit": commit,
-        "driver": driver or str(drv.get_driver_version()),
-        "cuda": f"torch {torch.version.cuda}; {nvcc[-1] if nvcc else 'nvcc ?'}",
-    }
 
 
 def main(argv=None) -> int:
@@ -155,7 +135,7 @@ def main(argv=None) -> int:
                 res = bench_gpu(lambda up=up, t=t, p=p: up.run(t, p), 100)
                 add(f"sweep_union_prepare_n{n_sweep}_h{heads}", res, n=n_sweep, heads=heads)
 
-    record = {**environment(),
+    record = {**result_environment(),
               "workload": f"cap64k seed 0: N={n} queries, Top{k}, P={cap.page_size}, one KV head, "
                           "g=8, B=512; sweeps tile cap64k rows to N and roll them per KV head",
               "method": "CUDA events, median of reps after warm-up; stream kept busy ahead of "

@@ -22,16 +22,17 @@ Writes ``benchmarks/results/union8_<preset>[_hH]_h200.json`` (copied to $OUT whe
 prints a compact table last.
 
     python benchmarks/bench_union8.py [--presets cap64k,...] [--heads 1,8] [--reps 30]
+
+The files' ``commit`` is ``$PAGEWEAVER_COMMIT`` when set, else git's HEAD (``+worktree`` when
+tracked files differ), else "uncommitted" (:func:`pageweaver_edu.gpu.results.source_commit`).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import shutil
-import subprocess
 import time
 import traceback
 from pathlib import Path
@@ -39,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from pageweaver_edu.attention import reference_attention
+from pageweaver_edu.gpu.results import result_environment
 from pageweaver_edu.regroup_bitmap import greedy_regroup
 from pageweaver_edu.union_metrics import union_stats
 from pageweaver_edu.union_prep import prepare_unions
@@ -49,27 +51,6 @@ FLOP_PER_C4_ROUND = 64 * 128 * 128 * 4  # 64 rows x 128 tokens x d=128, QK and P
 TARGETS = {"vs_flex": 15.0, "vs_gather": 10.0, "tflops_c4": 300.0}
 WINDOWS = (64, 128, 512)
 ONLINE = (64, 128)
-
-
-def environment() -> dict:
-    import torch
-
-    def cmd(args):
-        try:
-            return subprocess.run(args, capture_output=True, text=True, timeout=30,
-                                  cwd=ROOT).stdout.strip()
-        except Exception:
-            return ""
-
-    nvcc = cmd(["nvcc", "--version"]).splitlines()
-    return {
-        "device": torch.cuda.get_device_name(),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "commit": cmd(["git", "rev-parse", "--short", "HEAD"]) or os.environ.get(
-            "PW_COMMIT", "uncommitted"),
-        "driver": cmd(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]),
-        "cuda": f"torch {torch.version.cuda}; {nvcc[-1] if nvcc else 'nvcc ?'}",
-    }
 
 
 def nrms(a, b) -> float:
@@ -298,7 +279,7 @@ def main(argv=None) -> int:
     from pageweaver_edu.device import require_gpu
 
     require_gpu()
-    env = environment()
+    env = result_environment(ROOT)
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     records = []

@@ -9,25 +9,21 @@ Shapes (H = KV heads, 16 local Q heads per KV head, d = 128, P = 128):
   :func:`pageweaver_edu.union_prep.prepare_unions` (:func:`plan_from_cpu`) or on the GPU by
   ``kernels/union_prepare.cu`` (:func:`gpu_prepare_plan`, no host synchronisation).
 
-Compile and launch use :mod:`pageweaver_edu.gpu.loader`'s pieces (kernel folder, primary
-context, options, :class:`GPULaunchError`); the launch itself is local because it passes the
-dynamic shared memory size (``shared_size``), which ``loader.launch`` does not.
-
-The kernel needs ``sm_90a`` (multicast bulk copies), so this module compiles ``union8.cu``
-itself (``-arch compute_90a -code sm_90a``) with the helpers of :mod:`pageweaver_edu.gpu.loader`
-for the source folder, the shared primary context and the error type.
+Compile and launch go through :mod:`pageweaver_edu.gpu.loader` like every other kernel: the
+kernel needs ``sm_90a`` (multicast bulk copies), so :func:`get_union_kernel` asks the loader
+for ``arch="compute_90a", code="sm_90a"`` with ``-DPW_UNION_SLOTS=<slots>`` and raises the
+functions' dynamic shared-memory limit to :func:`smem_bytes`; every launch passes that size
+(``launch(..., shared_size=)``).
 """
 
 from __future__ import annotations
 
-import os
-import threading
 from dataclasses import dataclass
 
 import numpy as np
 
-from .device import ensure_context, require_gpu
-from .gpu.loader import ENV_SYNC, NVCC_OPTIONS, GPULaunchError, kernel_dir
+from .device import require_gpu
+from .gpu.loader import get_kernel, launch
 from .gpu.tables import union_group_table
 from .inputs import PageWeaverInputError, as_request_offsets
 
@@ -37,9 +33,6 @@ BLOCK_STRIDE = 16 * DIM * 2 + 16  # 16-token K/V block + 16 B padding in shared 
 KERNELS = {"union8": ("union8_bf16", 8, 2), "union4": ("union4_bf16", 4, 1)}  # name, g, CTAs
 ARG_FORMAT = "PPPPPPPPPPPiiiifi"  # the fields of union8::Args, 112 bytes
 
-_lock = threading.Lock()
-_funcs: dict[tuple[str, int], tuple[object, int]] = {}
-
 
 def smem_bytes(slots: int = 2) -> int:
     """Dynamic shared memory of one CTA: ``slots`` KV slots (K + V, padded blocks) + barriers."""
@@ -47,37 +40,15 @@ def smem_bytes(slots: int = 2) -> int:
 
 
 def get_union_kernel(kind: str = "union8", slots: int = 2):
-    """(prepared function, dynamic smem bytes) for ``kind`` in {"union8", "union4"} (cached)."""
+    """(prepared function, dynamic smem bytes) for ``kind`` in {"union8", "union4"} (cached by
+    :func:`pageweaver_edu.gpu.loader.get_kernel`)."""
     if kind not in KERNELS:
         raise PageWeaverInputError(f"unknown kernel {kind!r}; choose from {sorted(KERNELS)}")
-    key = (kind, slots)
-    with _lock:
-        if key not in _funcs:
-            ensure_context()
-            import pycuda.driver as drv
-            from pycuda.compiler import SourceModule
-
-            folder = kernel_dir()
-            try:
-                mod = SourceModule(
-                    (folder / "union8.cu").read_text(encoding="utf-8"),
-                    options=[*NVCC_OPTIONS, f"-DPW_UNION_SLOTS={slots}"],
-                    no_extern_c=True, arch="compute_90a", code="sm_90a",
-                    include_dirs=[str(folder)],
-                )
-            except drv.CompileError as exc:
-                raise GPULaunchError(f"nvcc failed on union8.cu:\n{exc}") from exc
-            smem = smem_bytes(slots)
-            funcs = {}
-            for name, (fname, _, _) in KERNELS.items():
-                f = mod.get_function(fname)
-                f.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)
-                f.prepare(ARG_FORMAT)
-                f.pw_name = fname
-                funcs[name] = f
-            for name, f in funcs.items():
-                _funcs[(name, slots)] = (f, smem)
-    return _funcs[key]
+    smem = smem_bytes(slots)
+    func = get_kernel("union8.cu", KERNELS[kind][0], ARG_FORMAT, arch="compute_90a",
+                      code="sm_90a", options=(f"-DPW_UNION_SLOTS={slots}",),
+                      max_dynamic_shared=smem)
+    return func, smem
 
 
 @dataclass
@@ -151,22 +122,6 @@ def gpu_prepare_plan(topk32, perm32, group: int = 8, request_offsets=None) -> De
     return DevicePlan(prep.groups, perm32, offsets, pages, masks, group, heads, n)
 
 
-def _launch(func, grid, smem, *args, block=(256, 1, 1)):
-    import pycuda.driver as drv
-    import torch
-
-    if grid[0] <= 0 or grid[1] <= 0:
-        return
-    if torch.cuda.current_stream().cuda_stream != 0:
-        torch.cuda.current_stream().synchronize()
-    try:
-        func.prepared_async_call(grid, block, None, *args, shared_size=smem)
-        if os.environ.get(ENV_SYNC, "") == "1":
-            drv.Context.synchronize()
-    except drv.Error as exc:
-        raise GPULaunchError(f"kernel {func.pw_name} grid={grid}: {exc}") from exc
-
-
 def _positions(x, n, name):
     import torch
 
@@ -218,12 +173,12 @@ class UnionAttention:
                 f"{self.kind} needs a plan with g = {KERNELS[self.kind][1]}, H = {self.heads}, "
                 f"N = {self.n}; got g = {plan.group}, H = {plan.heads}, N = {plan.n}")
         g = plan.num_groups
-        _launch(self.func, (g * self.ctas, self.heads), self.smem,
-                self.q.data_ptr(), self.k.data_ptr(), self.v.data_ptr(), self.out.data_ptr(),
-                plan.perm.data_ptr(), plan.groups.data_ptr(), plan.page_offsets.data_ptr(),
-                plan.pages.data_ptr(), plan.masks.data_ptr(), _ptr(self.causal),
-                _ptr(self.lengths), self.n, g, self.heads, int(self.k.shape[0]),
-                self.scale_log2, 0, block=(THREADS, 1, 1))
+        launch(self.func, (g * self.ctas, self.heads), (THREADS, 1, 1),
+               self.q.data_ptr(), self.k.data_ptr(), self.v.data_ptr(), self.out.data_ptr(),
+               plan.perm.data_ptr(), plan.groups.data_ptr(), plan.page_offsets.data_ptr(),
+               plan.pages.data_ptr(), plan.masks.data_ptr(), _ptr(self.causal),
+               _ptr(self.lengths), self.n, g, self.heads, int(self.k.shape[0]),
+               self.scale_log2, 0, shared_size=self.smem)
         return self.out
 
 

@@ -65,3 +65,12 @@ def test_gpu_tables_follow_cpu_boundaries():
     assert chunks[:, 2].sum() == len(wins)
     table = union_group_table(10, 2, [0, 3, 10], 4)
     assert table[:, 1].sum() == 20 and table[3].tolist() == [10, 3, 10, 0]
+
+
+def test_result_commit_honours_env(tmp_path, monkeypatch):
+    from pageweaver_edu.gpu.results import ENV_COMMIT, source_commit
+
+    monkeypatch.setenv(ENV_COMMIT, "abc1234+worktree")
+    assert source_commit() == "abc1234+worktree"
+    monkeypatch.delenv(ENV_COMMIT)
+    assert source_commit(tmp_path) == "uncommitted"  # no git checkout there

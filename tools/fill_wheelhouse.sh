@@ -21,7 +21,7 @@ PLAT=(--only-binary=:all: --python-version 3.12 --implementation cp --abi cp312 
 WANT=(pytools platformdirs mako siphash24 typing_extensions markupsafe
       nbval nbformat nbclient ipykernel jupyter_client jupyter_core pyzmq tornado traitlets
       ipywidgets widgetsnbextension jupyterlab_widgets comm plotly narwhals anywidget psygnal
-      ipython)
+      ipython pytest-xdist execnet)
 
 # 1. PyCUDA itself: sdist only (there are no manylinux wheels).
 "$PY" -m pip download --no-deps --no-binary pycuda "pycuda==${PYCUDA_VERSION}" -d "$DEST"

@@ -1,35 +1,116 @@
 #!/usr/bin/env bash
-# One complete device session for issue 4 (used through the lent H200's `run` tool):
-# install from the carried wheelhouse, GPU tests, benchmark, compute-sanitizer.
-# Logs and the result file go to $OUT (at most 8 files come back).
+# One complete verification session on a lent H200 (a bare machine without a package registry
+# or .git): run from the repository root with wheelhouse/ carried along, e.g.
+#   PAGEWEAVER_COMMIT=<commit> bash tools/gpu_h200_run.sh
+# Steps (each under its own timeout, and all inside BUDGET_S, default 540 s: a step that would
+# start after that is skipped; usually 4-5 min in all):
+#   1. install from wheelhouse/ (the prebuilt PyCUDA wheel when present, else the sdist, ~90 s)
+#   2. compile every kernel once (fills PyCUDA's cache before parallel workers start:
+#      concurrent compiles of one module could read a half-written cache file)
+#   3. pytest, all of tests/ (GPU tests included), PAGEWEAVER_REQUIRE_GPU=1, pytest-xdist if there
+#   4. nbval over every notebook, PAGEWEAVER_REQUIRE_GPU=1
+#   5. re-record benchmarks/results/gpu_regroup_h200.json (with the N x KV-head sweep)
+#   6. re-record benchmarks/results/union8_<preset>_h200.json (U8_PRESETS, cap64k first;
+#      U8_MORE_HEADS, default cap64k:8); each file is written as soon as its preset finishes
+# The result files record PAGEWEAVER_COMMIT (default: git's HEAD, else "uncommitted").
+# Skipped (slow): compute-sanitizer (SANITIZE=1 runs memcheck + racecheck on
+# tools/gpu_sanitize.py and the Union8 smoke test) and extra FlexAttention block sizes.
+# Fresh result files go to $OUT/results/ (and benchmarks/results/); logs to $OUT/logs.tar.gz;
+# the summary is printed last and kept in $OUT/summary.txt (at most 8 files come back).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 O=${OUT:-out}
-mkdir -p "$O"
-export PYTHONUNBUFFERED=1
+mkdir -p "$O/results"
+L=$(mktemp -d)
+export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
+export PAGEWEAVER_COMMIT=${PAGEWEAVER_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo uncommitted)}
+PY=${PYTHON:-python3}
 t0=$(date +%s)
+BUDGET=${BUDGET_S:-540}
+declare -A RC
 step() { echo; echo "== $1 (+$(( $(date +%s) - t0 )) s)"; }
+run() {  # run NAME CAP CMD...: log to $L/NAME.log under min(CAP, time left), keep the status
+  local name=$1 cap=$2; shift 2
+  local left=$(( t0 + BUDGET - $(date +%s) ))
+  local limit=$(( cap < left ? cap : left ))
+  if [ "$limit" -lt 15 ]; then
+    RC[$name]=skipped; echo "skipped: $name (BUDGET_S=$BUDGET spent)" | tee "$L/$name.log"; return
+  fi
+  timeout "$limit" "$@" >"$L/$name.log" 2>&1
+  RC[$name]=$?
+  echo "$name rc=${RC[$name]}$([ "${RC[$name]}" = 124 ] && echo " (timed out after $limit s)")"
+}
+
 step setup
-PYCUDA_WHEEL_OUT="$O" tools/gpu_setup.sh >"$O/setup.log" 2>&1; echo "setup rc=$?"; tail -3 "$O/setup.log"
-step gpu-tests
-PAGEWEAVER_REQUIRE_GPU=1 timeout 240 python3 -m pytest -q -p no:cacheprovider -x \
-  tests/test_gpu_kernels.py tests/test_gpu_device.py tests/test_kernels_compile.py \
-  >"$O/gpu_tests.log" 2>&1; echo "tests rc=$?"; tail -25 "$O/gpu_tests.log"
-step bench
-timeout 200 python3 benchmarks/bench_gpu_regroup.py --out "$O/gpu_regroup_h200.json" \
-  >"$O/bench.log" 2>&1; echo "bench rc=$?"
-if grep -q '^wrote' "$O/bench.log"; then sed -n '/^wrote/,$p' "$O/bench.log"; else tail -20 "$O/bench.log"; fi
-step sanitizer
-for tool in memcheck racecheck synccheck; do
-  echo "--- $tool" >>"$O/sanitize.log"
-  timeout 150 compute-sanitizer --tool "$tool" --print-limit 20 python3 tools/gpu_sanitize.py \
-    >>"$O/sanitize.log" 2>&1; echo "$tool rc=$?"
-  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|sanitize workout" "$O/sanitize.log" | tail -2
-done
-if [ -n "${FULL-1}" ]; then  # FULL= skips the whole-suite step
-  step full-gpu-test
-  SKIP_SETUP=1 timeout "${FULL_TIMEOUT:-200}" tools/gpu_test.sh >"$O/full_test.log" 2>&1
-  echo "gpu_test rc=$?"
-  grep -E "passed|failed|error" "$O/full_test.log" | tail -4
+run setup 150 env PYTHON="$PY" bash tools/gpu_setup.sh
+tail -3 "$L/setup.log"
+
+step compile
+run compile 90 "$PY" tools/gpu_precompile.py
+tail -2 "$L/compile.log"
+
+step pytest
+run pytest 180 env SKIP_SETUP=1 SKIP_PRECOMPILE=1 PARTS=tests PYTHON="$PY" bash tools/gpu_test.sh
+tail -4 "$L/pytest.log"
+
+step nbval
+run nbval 150 env SKIP_SETUP=1 SKIP_PRECOMPILE=1 PARTS=notebooks WORKERS=6 PYTHON="$PY" bash tools/gpu_test.sh
+tail -4 "$L/nbval.log"
+
+step bench-regroup
+run bench_regroup 90 "$PY" benchmarks/bench_gpu_regroup.py --out "$O/results/gpu_regroup_h200.json"
+cp "$O/results/gpu_regroup_h200.json" benchmarks/results/ 2>/dev/null
+sed -n '/^wrote/,$p' "$L/bench_regroup.log" | head -30
+
+step bench-union8
+run bench_union8 150 env OUT="$O/results" "$PY" benchmarks/bench_union8.py \
+  --presets "${U8_PRESETS:-cap64k,interleaved-64k,cap16k-high-overlap}" \
+  --more-heads "${U8_MORE_HEADS-cap64k:8}"
+sed -n '/^preset /,$p' "$L/bench_union8.log"
+
+if [ -n "${SANITIZE:-}" ]; then
+  step sanitizer
+  for tool in memcheck racecheck; do
+    run "san_${tool}_kernels" 120 compute-sanitizer --tool "$tool" --print-limit 20 "$PY" \
+      tools/gpu_sanitize.py
+    run "san_${tool}_union8" 120 compute-sanitizer --tool "$tool" --print-limit 20 "$PY" \
+      benchmarks/bench_union8.py --smoke
+  done
+  grep -aE "ERROR SUMMARY|RACECHECK SUMMARY" "$L"/san_*.log
 fi
-step done
+
+tar czf "$O/logs.tar.gz" -C "$L" .
+step summary
+{
+  echo "commit recorded: $PAGEWEAVER_COMMIT; wall $(( $(date +%s) - t0 )) s"
+  for s in setup compile pytest nbval bench_regroup bench_union8; do
+    case $s in
+      pytest|nbval) line=$(grep -aE "passed|failed|error" "$L/$s.log" | tail -1) ;;
+      bench_*) [ "${RC[$s]:-}" = 0 ] && line="$(grep -ac MISMATCH "$L/$s.log") MISMATCH lines" \
+                 || line=$(tail -1 "$L/$s.log") ;;
+      *) line=$(tail -1 "$L/$s.log") ;;
+    esac
+    printf '%-14s rc=%-8s %s\n' "$s" "${RC[$s]:-?}" "${line:0:110}"
+  done
+  "$PY" - "$O/results" <<'PYEOF'
+import json, sys
+from pathlib import Path
+for path in sorted(Path(sys.argv[1]).glob("*.json")):
+    r = json.loads(path.read_text())
+    m = {x["name"]: x for x in r["results"]}
+    if "accounting" not in r:  # the regroup / union-preparation file
+        ok = all(x.get("matches_cpu", True) for x in r["results"])
+        print(f"{path.name} ({r['date']}): regroup W64 {m['gpu_regroup_w64']['median_us']:.1f} us, W128 "
+              f"{m['gpu_regroup_w128']['median_us']:.1f} us, union prep "
+              f"{m['gpu_union_prepare']['median_us']:.1f} us; all match CPU: {ok}")
+        continue
+    a, s = r["accounting"]["w128"], r["summary"]
+    print(f"{path.name} ({r['date']}): T0 {m['union8_original']['median_us']:.0f} fixed128 "
+          f"{m['union8_fixed_w128']['median_us']:.0f} online128 "
+          f"{m['union8_online_w128']['median_us']:.0f} us, S_net(W128) {a['S_net_us']:+.1f} us, "
+          f"x gather {s['speedup_vs_gather']}, x flex {s.get('speedup_vs_flex', '-')}, "
+          f"bitwise {all(r['check']['bitwise_identical'].values())}, "
+          f"nrms {r['check']['nrms_vs_float64']:.1e}")
+PYEOF
+  [ -n "${SANITIZE:-}" ] || echo "not run: compute-sanitizer (SANITIZE=1 adds memcheck + racecheck)"
+} | tee "$O/summary.txt"

@@ -22,9 +22,11 @@ fi
 export PATH="$CUDA_ROOT/bin:$PATH"
 
 probe=$(mktemp -d)
+online=
 if timeout 20 "$PY" -m pip download --disable-pip-version-check -q --no-deps -d "$probe" pytools \
      >/dev/null 2>&1; then
   echo "gpu_setup: registry reachable: installing from it"
+  online=1
   pipi "${PKGS[@]}"
   "$PY" -c "import pycuda.driver" 2>/dev/null || CUDA_ROOT=$CUDA_ROOT pipi "pycuda==${PYCUDA_VERSION}"
 else
@@ -54,6 +56,13 @@ else
   fi
 fi
 rm -rf "$probe"
+# Optional: parallel pytest/nbval (tools/gpu_test.sh uses it when it imports).
+if [ -n "$online" ]; then
+  pipi pytest-xdist || echo "gpu_setup: pytest-xdist not installed: tests run serially"
+else
+  pipi --no-index --find-links "$WH" pytest-xdist 2>/dev/null \
+    || echo "gpu_setup: no pytest-xdist in $WH: tests run serially"
+fi
 pipi --no-deps --no-build-isolation -e .
 "$PY" - <<'PYEOF'
 import pycuda, torch

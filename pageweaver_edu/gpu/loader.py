@@ -3,15 +3,20 @@
 Sources are found through ``importlib.resources.files("pageweaver_edu.kernels")`` (the
 top-level ``kernels/`` folder is mapped to that package by ``pyproject.toml``), with a
 fallback to ``<checkout>/kernels`` when the package is imported from a source tree that was
-not installed. Each ``.cu`` file is compiled once per process (PyCUDA also keeps its on-disk
-cubin cache), for the device's own architecture (``sm_90`` on the H200: these kernels use no
-``sm_90a``-only instruction, so the plain target is the right one).
+not installed. Each ``.cu`` file is compiled once per process and set of options (PyCUDA also
+keeps its on-disk cubin cache), by default for the device's own architecture (``sm_90`` on the
+H200: the regroup and union-preparation kernels use no ``sm_90a``-only instruction, so the plain
+target is the right one). A kernel that needs more names it: ``union8.cu`` passes
+``arch="compute_90a", code="sm_90a"`` (multicast bulk copies) and a ``-D`` option.
 
 Launches go to the legacy default stream, which is PyTorch's default stream too, so they are
 ordered after the torch ops that produced their inputs without any host synchronisation.
-Every launch is checked: a failed ``cuLaunchKernel`` raises :class:`GPULaunchError` naming
-the kernel, and with ``PAGEWEAVER_GPU_SYNC=1`` each launch is also synchronised so that a
-fault inside the kernel is reported against the kernel that caused it.
+``launch(..., shared_size=)`` passes a dynamic shared-memory size; a kernel that needs more
+than 48 KiB of it is prepared with ``get_kernel(..., max_dynamic_shared=)``, which raises the
+function's limit once. Every launch is checked: a failed ``cuLaunchKernel`` raises
+:class:`GPULaunchError` naming the kernel, and with ``PAGEWEAVER_GPU_SYNC=1`` each launch is
+also synchronised so that a fault inside the kernel is reported against the kernel that
+caused it.
 """
 
 from __future__ import annotations
@@ -28,8 +33,8 @@ ENV_SYNC = "PAGEWEAVER_GPU_SYNC"
 NVCC_OPTIONS = ["-std=c++17", "-O3", "-lineinfo"]
 
 _lock = threading.Lock()
-_modules: dict[str, object] = {}
-_functions: dict[tuple[str, str], object] = {}
+_modules: dict[tuple, object] = {}
+_functions: dict[tuple, object] = {}
 _files = ExitStack()
 
 
@@ -54,11 +59,24 @@ def kernel_sources() -> list[Path]:
     return sorted(kernel_dir().glob("*.cu"))
 
 
-def load_module(filename: str):
-    """The compiled PyCUDA module of ``kernels/<filename>`` (compiled on first use)."""
+def load_module(filename: str, arch: str | None = None, code: str | None = None,
+                options: tuple[str, ...] = ()):
+    """The compiled PyCUDA module of ``kernels/<filename>`` (compiled on first use).
+
+    Parameters
+    ----------
+    filename : str
+        Source file in :func:`kernel_dir`.
+    arch, code : str, optional
+        nvcc ``-arch`` / ``-code``; ``arch`` defaults to the device's ``sm_XY``.
+    options : tuple of str
+        Extra nvcc options after :data:`NVCC_OPTIONS` (e.g. ``-DNAME=value``).
+    """
     require_gpu()
+    options = tuple(options)
     with _lock:
-        mod = _modules.get(filename)
+        key = (filename, arch, code, options)
+        mod = _modules.get(key)
         if mod is None:
             ensure_context()
             import pycuda.driver as drv
@@ -66,31 +84,44 @@ def load_module(filename: str):
 
             folder = kernel_dir()
             source = (folder / filename).read_text(encoding="utf-8")
-            major, minor = drv.Context.get_device().compute_capability()
+            if arch is None:
+                major, minor = drv.Context.get_device().compute_capability()
+                arch = f"sm_{major}{minor}"
             try:
                 mod = SourceModule(
                     source,
-                    options=list(NVCC_OPTIONS),
+                    options=[*NVCC_OPTIONS, *options],
                     no_extern_c=True,
-                    arch=f"sm_{major}{minor}",
+                    arch=arch,
+                    code=code,
                     include_dirs=[str(folder)],
                 )
             except drv.CompileError as exc:
                 raise GPULaunchError(f"nvcc failed on {filename}:\n{exc}") from exc
-            _modules[filename] = mod
+            _modules[key] = mod
     return mod
 
 
-def get_kernel(filename: str, name: str, arg_format: str):
+def get_kernel(filename: str, name: str, arg_format: str, *, arch: str | None = None,
+               code: str | None = None, options: tuple[str, ...] = (),
+               max_dynamic_shared: int = 0):
     """A prepared kernel ``name`` from ``kernels/<filename>`` (cached).
 
     ``arg_format`` is PyCUDA's prepared-call format: ``P`` pointer (pass
-    ``tensor.data_ptr()``), ``i`` int32, ``q`` int64.
+    ``tensor.data_ptr()``), ``i`` int32, ``q`` int64, ``f`` float32. ``arch``, ``code`` and
+    ``options`` go to :func:`load_module`. ``max_dynamic_shared`` > 0 sets the function's
+    ``MAX_DYNAMIC_SHARED_SIZE_BYTES`` (needed before a launch with more than 48 KiB).
     """
-    key = (filename, name)
+    options = tuple(options)
+    key = (filename, name, arch, code, options, max_dynamic_shared)
     func = _functions.get(key)
     if func is None:
-        func = load_module(filename).get_function(name)
+        func = load_module(filename, arch, code, options).get_function(name)
+        if max_dynamic_shared:
+            import pycuda.driver as drv
+
+            func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                               max_dynamic_shared)
         func.prepare(arg_format)
         func.pw_name = name
         _functions[key] = func
@@ -105,15 +136,20 @@ def _check_stream() -> None:
         torch.cuda.current_stream().synchronize()
 
 
-def launch(func, grid: tuple[int, ...], block: tuple[int, int, int], *args) -> None:
-    """Launch a prepared kernel on the default stream and check the launch."""
+def launch(func, grid: tuple[int, ...], block: tuple[int, int, int], *args,
+           shared_size: int = 0) -> None:
+    """Launch a prepared kernel on the default stream and check the launch.
+
+    ``shared_size`` is the dynamic shared memory per block in bytes. A grid with a zero
+    dimension launches nothing.
+    """
     import pycuda.driver as drv
 
-    if grid[0] <= 0:
+    if min(grid) <= 0:
         return
     _check_stream()
     try:
-        func.prepared_async_call(grid, block, None, *args)
+        func.prepared_async_call(grid, block, None, *args, shared_size=shared_size)
         if os.environ.get(ENV_SYNC, "") == "1":
             drv.Context.synchronize()
     except drv.Error as exc:

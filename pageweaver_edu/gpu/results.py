@@ -1,15 +1,21 @@
-"""Recorded GPU benchmark results (``benchmarks/results/*.json``), readable without a GPU.
+"""Recorded GPU benchmark results (``benchmarks/results/*.json``): reading and writing.
 
-Notebooks show these on CPU-only machines in place of a live run.
+Notebooks show these on CPU-only machines in place of a live run. The benchmark scripts stamp
+every file with :func:`result_environment` (device, date, commit, driver, CUDA).
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
+import subprocess
 from pathlib import Path
 
 ENV_RESULTS = "PAGEWEAVER_RESULTS_DIR"
+#: The commit to record when set (a machine that got a copy of the tree without ``.git``).
+ENV_COMMIT = "PAGEWEAVER_COMMIT"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def results_dirs() -> list[Path]:
@@ -48,3 +54,46 @@ def recorded_results(name: str = "gpu_regroup_h200") -> dict:
 def result_medians(record: dict) -> dict[str, float]:
     """``{name: median_us}`` of a loaded record."""
     return {r["name"]: float(r["median_us"]) for r in record.get("results", [])}
+
+
+def _cmd(args: list[str], cwd: Path | None = None) -> str:
+    try:
+        proc = subprocess.run(args, capture_output=True, text=True, timeout=30, cwd=cwd)
+    except Exception:
+        return ""
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def source_commit(root: Path = ROOT) -> str:
+    """``$PAGEWEAVER_COMMIT`` when set; else git's short HEAD of ``root`` (``+worktree`` when
+    tracked files differ from it); else ``"uncommitted"``."""
+    env = os.environ.get(ENV_COMMIT, "").strip()
+    if env:
+        return env
+    head = _cmd(["git", "rev-parse", "--short", "HEAD"], root)
+    if not head:
+        return "uncommitted"
+    dirty = _cmd(["git", "status", "--porcelain", "--untracked-files=no"], root)
+    return head + ("+worktree" if dirty else "")
+
+
+def result_environment(root: Path = ROOT) -> dict:
+    """``{"device", "date", "commit", "driver", "cuda"}`` of this run (needs torch with CUDA)."""
+    import torch
+
+    driver = _cmd(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
+    if not driver:
+        try:
+            import pycuda.driver as drv
+
+            driver = f"CUDA driver API {drv.get_driver_version()}"
+        except Exception:
+            driver = "?"
+    nvcc = _cmd(["nvcc", "--version"]).splitlines()
+    return {
+        "device": torch.cuda.get_device_name(),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "commit": source_commit(root),
+        "driver": driver.splitlines()[0],
+        "cuda": f"torch {torch.version.cuda}; {nvcc[-1] if nvcc else 'nvcc ?'}",
+    }

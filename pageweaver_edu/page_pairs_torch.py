@@ -4,19 +4,22 @@ The same arithmetic as :mod:`pageweaver_edu.page_pairs` (plan on the host, then 
 gather + masked softmax per block of work items, then a log-sum-exp combine), written with
 torch so that it runs on a GPU for timing and in float64 on a CPU for checking. It is a
 readable baseline for the page-side organization, not the paper's CUDA producer.
-Also here: whether a GPU is present, and the recorded H200 result files the notebooks show.
+Also here: whether a GPU is present, and thin listing helpers over the recorded H200 result
+files. Every file is read by :func:`pageweaver_edu.gpu.results.recorded_results` (the one
+reader, also behind :func:`pageweaver_edu.live_cells.gpu_or_recorded`); notebooks name the
+file they show by its stem, e.g. ``recorded_results("union8_cap64k_h200")``.
 """
 
 from __future__ import annotations
 
 import glob
 import importlib
-import json
 import os
 
 import numpy as np
 import torch
 
+from .gpu.results import recorded_results, result_medians
 from .page_pairs import PagePairPlan, physical_pages, plan_page_pairs
 
 _CHUNK_ELEMENTS = 1 << 24
@@ -133,11 +136,15 @@ def gpu_present() -> bool:
 
 def recorded_gpu_results(root: str, pattern: str = "*union8*") -> list[dict]:
     """Recorded result files ``benchmarks/results/<pattern>.json`` under ``root``, each a
-    dict with its ``path`` added; an empty list while nothing has been recorded."""
+    dict with its ``path`` added; an empty list while nothing has been recorded.
+
+    This only lists the files; each is read by :func:`~pageweaver_edu.gpu.results.
+    recorded_results` (given the file's absolute path, which it opens as is). The glob also
+    matches archived files (e.g. ``*_v1_rowcopies.json``): to show one result, name its stem.
+    """
     out = []
     for path in sorted(glob.glob(os.path.join(root, "benchmarks", "results", pattern + ".json"))):
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+        data = recorded_results(os.path.abspath(path))
         if isinstance(data, dict):
             out.append({**data, "path": os.path.relpath(path, root)})
     return out
@@ -173,15 +180,18 @@ def time_page_pairs(
 
 
 def latest_recorded(root: str, workload: str, pattern: str = "*union8*", kv_heads: int = 1):
-    """The newest recorded file (by its ``date``) for ``workload`` and ``kv_heads``, or None."""
+    """The newest recorded file (by its ``date``) for ``workload`` and ``kv_heads``, or None.
+
+    Picks among every file the glob matches, archived ones included; the notebooks instead
+    read a named file with :func:`~pageweaver_edu.gpu.results.recorded_results`."""
     files = [f for f in recorded_gpu_results(root, pattern)
              if f.get("workload") == workload and f.get("kv_heads", 1) == kv_heads]
     return max(files, key=lambda f: str(f.get("date", ""))) if files else None
 
 
 def result_us(record, name: str) -> float | None:
-    """``median_us`` of the row called ``name`` in a recorded file (None when absent)."""
-    for row in (record or {}).get("results", []):
-        if isinstance(row, dict) and row.get("name") == name and "median_us" in row:
-            return float(row["median_us"])
-    return None
+    """``median_us`` of the row called ``name`` in a recorded file (None when absent), through
+    :func:`~pageweaver_edu.gpu.results.result_medians` (rows without a median are skipped)."""
+    rows = [r for r in (record or {}).get("results", [])
+            if isinstance(r, dict) and "name" in r and "median_us" in r]
+    return result_medians({"results": rows}).get(name)

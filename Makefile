@@ -59,3 +59,22 @@ gpu-test:
 	PYTHON=$(GPU_PYTHON) tools/gpu_test.sh
 gpu-bench: gpu-setup
 	$(GPU_PYTHON) benchmarks/bench_gpu_regroup.py --out benchmarks/results/gpu_regroup_h200.json
+
+# ---- Browser test and Binder (issue 8) ---------------------------------------------------
+# `make test` (through `pytest`) also runs tests/browser: JupyterLab on loopback driven in
+# Debian's headless Chromium by Playwright. browser-setup installs Chromium with apt-get when
+# it is missing (root, as on CI; tools/install_browser.sh) and Playwright into .venv (never a
+# browser download). Screenshots: tests/browser/artifacts/. `make binder-test` builds a fresh
+# venv from binder/requirements.txt alone and executes every notebook with it (minutes).
+BROWSER_STAMP := $(VENV)/.pageweaver-browser
+.PHONY: browser-setup browser-test binder-test
+$(BROWSER_STAMP): $(STAMP) tests/browser/requirements.txt tools/install_browser.sh
+	tools/install_browser.sh
+	$(PY) -m pip install -q -r tests/browser/requirements.txt
+	touch $@
+browser-setup: $(BROWSER_STAMP)
+pytest: browser-setup
+browser-test: browser-setup
+	$(VENV)/bin/pytest -q -p no:randomly tests/browser
+binder-test: setup
+	$(VENV)/bin/pytest -q -s -m slow tests/test_binder_env.py

@@ -1,0 +1,228 @@
+"""FP8 Union8 / Union4 kernels (kernels/union8_fp8.cu) against the CPU emulation and float64.
+
+Every run poisons the output with NaN first, so a row the kernel forgot stays NaN and fails.
+Checks per case: kernel vs the float64 reference on the dequantized FP8 cache (NRMS <= 4%),
+kernel vs the CPU emulation of the same arithmetic (far below that: <= 1/4 of it and <= 1%),
+empty A_i rows exactly 0, and bitwise equality of original, regrouped, random-order and Union4
+runs (and of the 3-slot build). Skipped without a GPU (with the reason) unless
+PAGEWEAVER_REQUIRE_GPU=1, which makes them fail. A protocol bug cannot hang the device: every
+mbarrier wait in the kernel traps after PW_WAIT_TIMEOUT_NS (the launch then fails).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pageweaver_edu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
+from pageweaver_edu.fp8_emulation import Fp8KV, fp8_union_attention, nrms, reference_on_cache
+from pageweaver_edu.regroup_bitmap import greedy_regroup
+from pageweaver_edu.union_prep import prepare_unions
+from pageweaver_edu.workloads import make_preset
+
+pytestmark = [pytest.mark.gpu]
+if not gpu_available() and not gpu_required_by_env():
+    pytestmark.append(pytest.mark.skip(reason=f"no GPU path: {gpu_unavailable_reason()}"))
+
+HEADS, D, P = 16, 128, 128
+NRMS_MAX = 0.04      # kernel vs float64 (the paper: 2.2-4.0% against its reference)
+EMU_FRACTION = 0.25  # kernel vs emulation <= this x kernel vs float64 ...
+EMU_MAX = 1e-2       # ... and <= 1% absolute
+
+
+def _case(rng, n, pages, k, heads=1, causal=False, lengths=False, pad=0.1, empty=0.05):
+    topk = rng.integers(0, pages, size=(heads, n, k))  # may repeat ids: duplicates count once
+    topk[rng.random(topk.shape) < pad] = -1
+    topk[:, rng.random(n) < empty] = -1  # empty supports
+    cpos = rng.integers(0, pages * P, size=n) if causal else None
+    lens = rng.integers(1, pages * P + 1, size=n) if lengths else None
+    return topk, cpos, lens
+
+
+def _tensors(rng, n, pages, heads):
+    import torch
+
+    from pageweaver_edu.union8_fp8_launch import fp8_cache_from_bf16
+
+    gen = torch.Generator(device="cuda").manual_seed(int(rng.integers(1 << 30)))
+    q = torch.randn((n, heads * HEADS, D), generator=gen, device="cuda").to(torch.bfloat16)
+    k = torch.randn((pages, heads, P, D), generator=gen, device="cuda").to(torch.bfloat16)
+    v = torch.randn((pages, heads, P, D), generator=gen, device="cuda").to(torch.bfloat16)
+    return q, fp8_cache_from_bf16(k, v)
+
+
+def _run(q, cache, topk, cpos, lens, perms=None, group=8, offsets=None, kind=None, slots=2):
+    import torch
+
+    from pageweaver_edu.union8_fp8_launch import Fp8UnionAttention
+    from pageweaver_edu.union8_launch import plan_from_cpu
+
+    heads, n = topk.shape[0], topk.shape[1]
+    plans = [prepare_unions(topk[h], None if perms is None else perms[h], offsets, group)
+             for h in range(heads)]
+    plan = plan_from_cpu(plans, n, group, offsets)
+    out = torch.full_like(q, float("nan"))
+    c = None if cpos is None else torch.from_numpy(cpos).cuda()
+    ln = None if lens is None else torch.from_numpy(lens).cuda()
+    kind = kind or ("union8" if group == 8 else "union4")
+    Fp8UnionAttention(q, cache, c, ln, kind, slots=slots, out=out).run(plan)
+    torch.cuda.synchronize()
+    return out
+
+
+def _check(out, q, cache, topk, cpos, lens, rows=None):
+    """Kernel rows ``rows`` (all by default) vs the emulation and the float64 reference."""
+    import torch
+
+    assert not torch.isnan(out).any(), "some output rows were never written"
+    n = q.shape[0]
+    rows = np.arange(n) if rows is None else np.asarray(rows)
+    kv = cache.logical
+    kv = Fp8KV(kv.k8.cpu(), kv.v8.cpu(), kv.k_scale.cpu(), kv.v_scale.cpu())
+    qs, ts = q[torch.from_numpy(rows).cuda()].cpu(), topk[:, rows]
+    cs = None if cpos is None else cpos[rows]
+    ls = None if lens is None else lens[rows]
+    got = out[torch.from_numpy(rows).cuda()].float().cpu()
+    ref = reference_on_cache(qs, kv, ts, cs, ls)
+    emu = fp8_union_attention(qs, kv, ts, cs, ls).float()
+    e_ref, e_emu = nrms(got, ref), nrms(got, emu)
+    assert e_ref <= NRMS_MAX, f"kernel vs float64 NRMS {e_ref:.3e}"
+    assert e_emu <= min(EMU_MAX, EMU_FRACTION * e_ref) or e_emu == 0, (
+        f"kernel vs emulation NRMS {e_emu:.3e} (vs float64 {e_ref:.3e})")
+    empty = ~np.any(ref != 0, axis=(1, 2))
+    assert torch.all(got[torch.from_numpy(empty)] == 0), "rows with an empty A_i must be 0"
+    return e_ref, e_emu
+
+
+@pytest.mark.parametrize(
+    "n,pages,k,heads,causal,lengths",
+    [(1, 3, 2, 1, False, False), (5, 8, 4, 1, True, False), (13, 40, 16, 1, True, True),
+     (64, 40, 16, 2, False, True), (203, 24, 8, 1, True, True), (300, 64, 16, 1, False, False)],
+)
+def test_random_inputs_match_emulation_reference_and_order(n, pages, k, heads, causal, lengths):
+    import torch
+
+    rng = np.random.default_rng(n * 7 + pages)
+    topk, cpos, lens = _case(rng, n, pages, k, heads, causal, lengths)
+    q, cache = _tensors(rng, n, pages, heads)
+    orig = _run(q, cache, topk, cpos, lens)
+    _check(orig, q, cache, topk, cpos, lens)
+    perms = [greedy_regroup(topk[h], 64 if n >= 64 else 8, 8) for h in range(heads)]
+    assert torch.equal(orig, _run(q, cache, topk, cpos, lens, perms)), "regrouped differs"
+    assert torch.equal(orig, _run(q, cache, topk, cpos, lens, group=4)), "Union4 differs"
+    rand = [rng.permutation(n) for _ in range(heads)]
+    assert torch.equal(orig, _run(q, cache, topk, cpos, lens, rand)), "random order differs"
+
+
+def test_three_slot_build_is_bitwise_identical():
+    """PW_UNION_SLOTS=3 (one test only: one process compiles that build)."""
+    import torch
+
+    rng = np.random.default_rng(21)
+    topk, cpos, lens = _case(rng, 150, 40, 16, 1, True, True)
+    q, cache = _tensors(rng, 150, 40, 1)
+    orig = _run(q, cache, topk, cpos, lens)
+    perm = [greedy_regroup(topk[0], 64, 8)]
+    assert torch.equal(orig, _run(q, cache, topk, cpos, lens, perm, slots=3))
+    assert torch.equal(orig, _run(q, cache, topk, cpos, lens, group=4, slots=3))
+
+
+def test_causal_tail_pages_and_lengths():
+    """Every query's last page is cut by c_i or L_i somewhere inside it (or at its edge)."""
+    rng = np.random.default_rng(3)
+    n, pages = 96, 12
+    cpos = rng.integers(0, pages * P, size=n)
+    cpos[:8] = np.arange(8) * P + np.array([0, 1, 63, 64, 65, 126, 127, 128])
+    lens = np.minimum(cpos + 1 - rng.integers(0, 3, size=n), pages * P)
+    lens[lens < 0] = 0  # L_i = 0: empty A_i although pages are selected
+    topk = np.stack([np.r_[c // P, rng.choice(pages, 3)] for c in cpos])[None]
+    q, cache = _tensors(rng, n, pages, 1)
+    _check(_run(q, cache, topk, cpos, lens), q, cache, topk, cpos, lens)
+
+
+def test_empty_supports_give_zero():
+    rng = np.random.default_rng(5)
+    topk = -np.ones((1, 11, 4), dtype=np.int64)
+    topk[0, 3] = [2, 2, -1, 5]
+    q, cache = _tensors(rng, 11, 6, 1)
+    out = _run(q, cache, topk, None, None)
+    assert np.all(out.float().cpu().numpy()[np.arange(11) != 3] == 0)
+    _check(out, q, cache, topk, None, None)
+
+
+def test_packed_requests_tail_groups():
+    import torch
+
+    rng = np.random.default_rng(9)
+    offsets = np.array([0, 5, 17, 30, 31])
+    topk, cpos, lens = _case(rng, 31, 16, 6, 1, True, False)
+    q, cache = _tensors(rng, 31, 16, 1)
+    out = _run(q, cache, topk, cpos, lens, offsets=offsets)
+    _check(out, q, cache, topk, cpos, lens)
+    perm = greedy_regroup(topk[0], 8, 8, request_offsets=offsets)
+    assert torch.equal(out, _run(q, cache, topk, cpos, lens, [perm], offsets=offsets))
+    assert torch.equal(out, _run(q, cache, topk, cpos, lens, group=4, offsets=offsets))
+
+
+@pytest.mark.parametrize("name", ["cap64k", "cap16k-high-overlap", "interleaved-64k",
+                                  "beyond-capacity"])
+def test_presets(name):
+    """Whole preset on the GPU; emulation and float64 on 128 rows spread over it."""
+    import torch
+
+    cap = make_preset(name)
+    topk = cap.topk[None]
+    n, pages = cap.num_queries, int(cap.topk.max()) + 1
+    rng = np.random.default_rng(1)
+    q, cache = _tensors(rng, n, pages, 1)
+    cpos, lens = cap.causal_pos, cap.lengths
+    out = _run(q, cache, topk, cpos, lens)
+    rows = np.sort(rng.choice(n, 128, replace=False))
+    _check(out, q, cache, topk, cpos, lens, rows)
+    perm = greedy_regroup(cap.topk, 128, 8, **cap.regroup_kwargs())
+    assert torch.equal(out, _run(q, cache, topk, cpos, lens, [perm]))
+    assert torch.equal(out, _run(q, cache, topk, cpos, lens, group=4))
+
+
+def test_gpu_prepared_plan_matches_cpu_plan():
+    """The online path: π from the GPU regroup and the plan from union_prepare.cu."""
+    import torch
+
+    from pageweaver_edu.gpu import gpu_greedy_regroup
+    from pageweaver_edu.union8_fp8_launch import fp8_union_attention as launch_fp8
+    from pageweaver_edu.union8_launch import gpu_prepare_plan
+
+    rng = np.random.default_rng(11)
+    topk, cpos, lens = _case(rng, 517, 48, 16, 2, True, True)
+    q, cache = _tensors(rng, 517, 48, 2)
+    t32 = torch.from_numpy(topk).to(torch.int32).cuda().contiguous()
+    perm = gpu_greedy_regroup(t32, 128, 8)
+    plan = gpu_prepare_plan(t32, perm)
+    out = torch.full_like(q, float("nan"))
+    launch_fp8(q, cache, plan, torch.from_numpy(cpos).cuda(), torch.from_numpy(lens).cuda(),
+               out=out)
+    torch.cuda.synchronize()
+    cpu_perm = [greedy_regroup(topk[h], 128, 8) for h in range(2)]
+    assert torch.equal(out, _run(q, cache, topk, cpos, lens, cpu_perm))
+    _check(out, q, cache, topk, cpos, lens, rows=np.arange(0, 517, 4))
+
+
+def test_close_to_the_bf16_kernel():
+    """Same inputs through the BF16 Union8 (K/V in BF16): the FP8 path stays within ~5% of it."""
+    import torch
+
+    from pageweaver_edu.union8_fp8_launch import fp8_cache_from_bf16
+    from pageweaver_edu.union8_launch import plan_from_cpu, union_attention
+
+    rng = np.random.default_rng(17)
+    topk, cpos, lens = _case(rng, 120, 30, 16, 1, True, True)
+    gen = torch.Generator(device="cuda").manual_seed(4)
+    q = torch.randn((120, HEADS, D), generator=gen, device="cuda").to(torch.bfloat16)
+    k = torch.randn((30, 1, P, D), generator=gen, device="cuda").to(torch.bfloat16)
+    v = torch.randn((30, 1, P, D), generator=gen, device="cuda").to(torch.bfloat16)
+    fp8 = _run(q, fp8_cache_from_bf16(k, v), topk, cpos, lens)
+    plan = plan_from_cpu([prepare_unions(topk[0], None, None, 8)], 120, 8)
+    bf16 = union_attention(q, k, v, plan, torch.from_numpy(cpos).cuda(),
+                           torch.from_numpy(lens).cuda())
+    torch.cuda.synchronize()
+    assert nrms(fp8.float().cpu(), bf16.float().cpu().numpy()) < 0.07  # + cache quantization

@@ -57,6 +57,15 @@ step nbval
 run nbval 150 env SKIP_SETUP=1 SKIP_PRECOMPILE=1 PARTS=notebooks WORKERS=6 PYTHON="$PY" bash tools/gpu_test.sh
 tail -4 "$L/nbval.log"
 
+if [ -n "${U8_FP8:-}" ]; then  # FP8 kernels, BF16 and baselines of the same run beside them
+  step bench-union8-fp8
+  mkdir -p "$O/fp8"
+  run bench_union8_fp8 150 "$PY" benchmarks/bench_union8.py --fp8 --out-dir "$O/fp8" \
+    --presets "${U8_PRESETS:-cap64k}" --more-heads ''
+  cp "$O"/fp8/*.json benchmarks/results/ 2>/dev/null
+  tail -12 "$L/bench_union8_fp8.log"
+fi
+
 step bench-regroup
 run bench_regroup 90 "$PY" benchmarks/bench_gpu_regroup.py --out "$O/results/gpu_regroup_h200.json"
 cp "$O/results/gpu_regroup_h200.json" benchmarks/results/ 2>/dev/null
@@ -83,7 +92,7 @@ tar czf "$O/logs.tar.gz" -C "$L" .
 step summary
 {
   echo "commit recorded: $PAGEWEAVER_COMMIT; wall $(( $(date +%s) - t0 )) s"
-  for s in setup compile pytest nbval bench_regroup bench_union8; do
+  for s in setup compile pytest nbval bench_union8_fp8 bench_regroup bench_union8; do
     case $s in
       pytest|nbval) line=$(grep -aE "passed|failed|error" "$L/$s.log" | tail -1) ;;
       bench_*) [ "${RC[$s]:-}" = 0 ] && line="$(grep -ac MISMATCH "$L/$s.log") MISMATCH lines" \

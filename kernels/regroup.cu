@@ -162,6 +162,16 @@ __device__ __forceinline__ void load_row(const uint32_t* sm_bits, int id, uint32
   }
 }
 
+// Seed of a new group: min(R), known to every thread without communication; it leaves R and
+// runs in execution slot `slot` (thread 0 writes π[start + slot]).
+template <int RW>
+__device__ __forceinline__ int take_seed(uint32_t (&R)[RW], int* perm, int start, int slot) {
+  const int seed = lowest_bit(R);
+  clear_bit(R, seed);
+  if (threadIdx.x == 0) perm[start + slot] = start + seed;
+  return seed;
+}
+
 // CTA-wide min of a (delta << 8 | id) key: redux.sync inside each warp, then (with several
 // warps) one shared slot per warp, ONE __syncthreads, and every thread reads all slots.
 // Slots are double-buffered by `parity`, so round r+1's barrier protects round r's reads.
@@ -235,10 +245,7 @@ __device__ __forceinline__ void greedy_window(const Args& a, int* perm, int star
   uint32_t U[kBitmapWords];  // U_G, identical in every thread
   int slot = 0, parity = 0;
   while (slot < size) {
-    // Seed: min(R), known to every thread without communication.
-    const int seed = lowest_bit(R);
-    clear_bit(R, seed);
-    if (tid == 0) perm[start + slot] = start + seed;
+    const int seed = take_seed(R, perm, start, slot);
 #pragma unroll
     for (int q = 0; q < QPT; ++q)
       if (tid + q * NT == seed) alive[q] = false;
@@ -372,9 +379,7 @@ __device__ __forceinline__ void greedy_masks(const Args& a, int* perm, int start
   init_remaining(R, size);
   int slot = 0, parity = 0;
   while (slot < size) {
-    const int seed = lowest_bit(R);
-    clear_bit(R, seed);
-    if (tid == 0) perm[start + slot] = start + seed;
+    const int seed = take_seed(R, perm, start, slot);
 #pragma unroll
     for (int q = 0; q < QPT; ++q) {
       if (tid + q * NT == seed) alive[q] = false;
@@ -424,15 +429,14 @@ __device__ __forceinline__ void chunk_epilogue(const Args& a, int* perm, int hea
   if (*sm_last) write_identity(perm, ch.x, ch.x + ch.y);
 }
 
-template <int NT, int QPT, int MODE>
-__device__ __forceinline__ void regroup_cta(const Args& a) {
+// One window, both families: zero the shared rows (and, with CW > 0, the page columns), build
+// the bitmaps, then either the capacity fallback (identity) or `greedy(perm, start, size)`,
+// and the chunk epilogue.
+template <int NT, int QPT, int CW, class Greedy>
+__device__ __forceinline__ void regroup_window(const Args& a, uint32_t* sm_rows,
+                                               uint32_t* sm_cols, int* sm_last,
+                                               const Greedy& greedy) {
   constexpr int WMAX = NT * QPT;
-  static_assert(WMAX <= 256, "ids are packed into 8 bits of the (delta, id) key");
-  static_assert(NT % 32 == 0, "whole warps only");
-  __shared__ __align__(16) uint32_t sm_bits[WMAX * kRowStride];
-  __shared__ __align__(16) unsigned sm_key[2 * (NT / 32) + 4];
-  __shared__ int sm_last;
-
   const int tid = threadIdx.x;
   const int head = blockIdx.y;
   const int4 win = a.windows[blockIdx.x];
@@ -442,17 +446,35 @@ __device__ __forceinline__ void regroup_cta(const Args& a) {
   const int* rows = a.topk + (static_cast<long long>(head) * a.n + start) * a.k;
 
   {
-    uint4* z = reinterpret_cast<uint4*>(sm_bits);
+    uint4* z = reinterpret_cast<uint4*>(sm_rows);
     for (int i = tid; i < WMAX * kRowStride / 4; i += NT) z[i] = make_uint4(0u, 0u, 0u, 0u);
+    if constexpr (CW > 0) {
+      uint4* zc = reinterpret_cast<uint4*>(sm_cols);
+      for (int i = tid; i < kBitmapCapacity * CW / 4; i += NT) zc[i] = make_uint4(0u, 0u, 0u, 0u);
+    }
   }
   __syncthreads();
-  const bool over = build_rows<NT, QPT, 0>(a, rows, start, size, sm_bits, nullptr);
+  const bool over = build_rows<NT, QPT, CW>(a, rows, start, size, sm_rows, sm_cols);
   if (over) {
     write_identity(perm, start, start + size);
   } else {
-    greedy_window<NT, QPT, MODE>(a, perm, start, size, sm_bits, sm_key);
+    greedy(perm, start, size);
   }
-  chunk_epilogue(a, perm, head, chunk, ch, over, &sm_last);
+  chunk_epilogue(a, perm, head, chunk, ch, over, sm_last);
+}
+
+template <int NT, int QPT, int MODE>
+__device__ __forceinline__ void regroup_cta(const Args& a) {
+  constexpr int WMAX = NT * QPT;
+  static_assert(WMAX <= 256, "ids are packed into 8 bits of the (delta, id) key");
+  static_assert(NT % 32 == 0, "whole warps only");
+  __shared__ __align__(16) uint32_t sm_bits[WMAX * kRowStride];
+  __shared__ __align__(16) unsigned sm_key[2 * (NT / 32) + 4];
+  __shared__ int sm_last;
+
+  regroup_window<NT, QPT, 0>(a, sm_bits, nullptr, &sm_last, [&](int* perm, int start, int size) {
+    greedy_window<NT, QPT, MODE>(a, perm, start, size, sm_bits, sm_key);
+  });
 }
 
 template <int NT, int QPT>
@@ -467,28 +489,10 @@ __device__ __forceinline__ void regroup_cta_masks(const Args& a) {
   __shared__ __align__(16) unsigned sm_key[2 * (NT / 32) + 4];
   __shared__ int sm_last;
 
-  const int tid = threadIdx.x;
-  const int head = blockIdx.y;
-  const int4 win = a.windows[blockIdx.x];
-  const int start = win.x, size = win.y, chunk = win.z;
-  const int4 ch = a.chunks[chunk];
-  int* perm = a.perm + static_cast<long long>(head) * a.n;
-  const int* rows = a.topk + (static_cast<long long>(head) * a.n + start) * a.k;
-
-  {
-    uint4* z = reinterpret_cast<uint4*>(sm_shared);
-    for (int i = tid; i < ROW_WORDS / 4; i += NT) z[i] = make_uint4(0u, 0u, 0u, 0u);
-    uint4* zc = reinterpret_cast<uint4*>(sm_cols);
-    for (int i = tid; i < kBitmapCapacity * CW / 4; i += NT) zc[i] = make_uint4(0u, 0u, 0u, 0u);
-  }
-  __syncthreads();
-  const bool over = build_rows<NT, QPT, CW>(a, rows, start, size, sm_shared, sm_cols);
-  if (over) {
-    write_identity(perm, start, start + size);
-  } else {
+  regroup_window<NT, QPT, CW>(a, sm_shared, sm_cols, &sm_last,
+                              [&](int* perm, int start, int size) {
     greedy_masks<NT, QPT>(a, perm, start, size, sm_shared, sm_cols, sm_key);
-  }
-  chunk_epilogue(a, perm, head, chunk, ch, over, &sm_last);
+  });
 }
 
 }  // namespace regroup

@@ -55,6 +55,7 @@
 //   (head-local original ids), page_offsets [H*G + 1] into pages [T] int32 (page ids, used as
 //   K/V pool rows and as token positions p*P) and masks [T] uint8 (bit r = slot r selects p).
 //   Group gi = h*G + j runs on CTAs (kCtas*j .. , h). causal_pos / lengths [N] int32 or null.
+#include "cluster_pipeline.cuh"
 #include "pageweaver_common.cuh"
 
 #include <cuda_bf16.h>
@@ -96,65 +97,11 @@ struct Args {
 };
 
 // ---------------------------------------------------------------- PTX helpers
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ uint32_t cluster_rank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;"
-               ::: "memory");
-}
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_arm(uint32_t bar, uint32_t bytes) {  // arrive + expect_tx
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-// Wait for the phase of parity `parity` to complete; cluster-scope acquire, because event ②
-// collects release-arrivals from the peer CTA.
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n\t.reg .pred done;\n"
-      "PW_WAIT_%=:\n\t"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n\t"
-      "@!done bra PW_WAIT_%=;\n}" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-// Event ②: release my reading of a slot to the barrier of CTA `rank` (0: the producer).
-template <int kCtas>
-__device__ __forceinline__ void mbar_release(uint32_t bar_local) {
-  if constexpr (kCtas == 1) {
-    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar_local)
-                 : "memory");
-  } else {
-    uint32_t remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(remote) : "r"(bar_local));
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote)
-                 : "memory");
-  }
-}
-// One bulk copy global -> the same slot offset of every CTA of the cluster.
-template <int kCtas>
-__device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_t bytes,
-                                         uint32_t bar) {
-  if constexpr (kCtas == 1) {
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-        ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
-  } else {
-    const uint16_t all = (1u << kCtas) - 1;
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-        " [%0], [%1], %2, [%3], %4;" ::"r"(dst), "l"(src), "r"(bytes), "r"(bar), "h"(all)
-        : "memory");
-  }
-}
+// The slot protocol (smem_addr, cluster_rank, cluster_sync, events ① / ②: mbar_*,
+// bulk_copy, init_barriers, cta_sync) comes from cluster_pipeline.cuh;
+// this kernel's waits are unbounded spins.
+using namespace pipeline;
+
 __device__ __forceinline__ void ldsm_x4(uint32_t addr, uint32_t (&r)[4]) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
@@ -294,21 +241,12 @@ __device__ __forceinline__ void union_attention(const Args& a) {
   }
 
   if (threadIdx.x == 0) {
-#pragma unroll
-    for (int s = 0; s < kNumSlots; ++s) {
-      mbar_init(full0 + 8 * s, 1);                // event ①: thread 0's arm + the tx bytes
-      mbar_init(empty0 + 8 * s, kCtas * kWarps);  // event ②: every warp of every CTA
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    init_barriers<kCtas, kNumSlots, kWarps>(full0, empty0);  // events ① and ② of every slot
     // Arm event ① for the prologue pages before the cluster barrier, so the expect_tx always
     // precedes the bytes the peer's multicast delivers.
     for (int s = 0; s < kNumSlots && s < count; ++s) mbar_arm(full0 + 8 * s, Math::kTxBytes);
   }
-  if constexpr (kCtas == 1) {
-    __syncthreads();
-  } else {
-    cluster_sync();
-  }
+  cta_sync<kCtas>();
 
   // Producer: CTA0's warp 0 copies page n of U_G into slot n % kNumSlots of every CTA.
   const bool producer = (cta == 0) && (warp == 0);
@@ -351,7 +289,7 @@ __device__ __forceinline__ void union_attention(const Args& a) {
     const int first = pid * kPage;  // token id of the page's first row
     const bool work = present && member && pid >= 0 && pid < a.num_pages && first < limit;
 
-    mbar_wait(full0 + 8 * s, parity);  // event ①: page n is in my slot s
+    mbar_wait_spin(full0 + 8 * s, parity);  // event ①: page n is in my slot s
     if (threadIdx.x == 0 && n + kNumSlots < count) {
       mbar_arm(full0 + 8 * s, Math::kTxBytes);  // arm slot s for page n + kNumSlots
     }
@@ -414,7 +352,7 @@ __device__ __forceinline__ void union_attention(const Args& a) {
     __syncwarp();
     if (lane == 0) mbar_release<kCtas>(empty0 + 8 * s);  // event ②: this warp is done with s
     if (producer && n + kNumSlots < count) {
-      mbar_wait(empty0 + 8 * s, parity);  // event ②: both CTAs released slot s
+      mbar_wait_spin(empty0 + 8 * s, parity);  // event ②: both CTAs released slot s
       issue(n + kNumSlots);
     }
   }

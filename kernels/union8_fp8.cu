@@ -1,7 +1,8 @@
 // FP8 E4M3 Union8 / Union4 sparse attention on Hopper tensor cores (wgmma, sm_90a).
 // PAGEWEAVER.md §2, §5, §6; arXiv:2610.11201 §4.2 and Figure 3. The BF16 teaching kernel
-// (kernels/union8.cu) is left untouched; this file repeats its slot protocol with wgmma
-// arithmetic and a producer that never blocks a CTA on its peer unless it must.
+// (kernels/union8.cu) keeps its own arithmetic; this file runs the same slot protocol (the
+// primitives of kernels/cluster_pipeline.cuh) with wgmma arithmetic and a producer that never
+// blocks a CTA on its peer unless it must.
 //
 // Work split (as union8.cu). One group G = g execution slots, slot r runs original query
 // π[base + r]. Union8: a cluster of two 128-thread CTAs, CTA0 slots 0-3, CTA1 slots 4-7.
@@ -55,6 +56,7 @@
 // (test_wait) between phases, so CTA0 is not held back by CTA1 finishing a page late.
 // Every mbarrier wait is bounded (PW_WAIT_TIMEOUT_NS, default 10 s): a protocol bug traps
 // (the launch fails with an error) instead of hanging the device.
+#include "cluster_pipeline.cuh"
 #include "pageweaver_common.cuh"
 
 #include <cuda_bf16.h>
@@ -110,89 +112,12 @@ struct Args {
 };
 
 // ---------------------------------------------------------------- PTX helpers
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ uint32_t cluster_rank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;"
-               ::: "memory");
-}
-__device__ __forceinline__ uint64_t global_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_arm(uint32_t bar, uint32_t bytes) {  // arrive + expect_tx
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-// One (potentially suspending) probe of phase `parity`; cluster-scope acquire because event ②
-// collects release-arrivals from the peer CTA.
-__device__ __forceinline__ bool mbar_try(uint32_t bar, uint32_t parity) {
-  uint32_t ok;
-  asm volatile(
-      "{\n\t.reg .pred done;\n\t"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%1], %2;\n\t"
-      "selp.u32 %0, 1, 0, done;\n}"
-      : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
-  return ok != 0;
-}
-// Non-blocking probe (the producer's poll).
-__device__ __forceinline__ bool mbar_test(uint32_t bar, uint32_t parity) {
-  uint32_t ok;
-  asm volatile(
-      "{\n\t.reg .pred done;\n\t"
-      "mbarrier.test_wait.parity.acquire.cluster.shared::cta.b64 done, [%1], %2;\n\t"
-      "selp.u32 %0, 1, 0, done;\n}"
-      : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
-  return ok != 0;
-}
-// Bounded wait: a protocol error traps (the launch fails with "unspecified launch failure")
-// instead of hanging the device; the clock is read once per 256 probes.
+// The slot protocol (smem_addr, cluster_rank, cluster_sync, events ① / ②: mbar_*,
+// bulk_copy, init_barriers, cta_sync) comes from cluster_pipeline.cuh;
+// this kernel's waits are bounded (mbar_wait).
+using namespace pipeline;
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  if (mbar_try(bar, parity)) return;
-  const uint64_t t0 = global_ns();
-  for (uint32_t i = 1;; ++i) {
-    if (mbar_try(bar, parity)) return;
-    if ((i & 255u) == 0 && global_ns() - t0 > PW_WAIT_TIMEOUT_NS) asm volatile("trap;");
-  }
-}
-// Event ②: release my reading of a slot to the barrier in CTA 0.
-template <int kCtas>
-__device__ __forceinline__ void mbar_release(uint32_t bar_local) {
-  if constexpr (kCtas == 1) {
-    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar_local)
-                 : "memory");
-  } else {
-    uint32_t remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(remote) : "r"(bar_local));
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote)
-                 : "memory");
-  }
-}
-// One bulk copy global -> the same slot offset of every CTA of the cluster.
-template <int kCtas>
-__device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_t bytes,
-                                         uint32_t bar) {
-  if constexpr (kCtas == 1) {
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-        ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
-  } else {
-    const uint16_t all = (1u << kCtas) - 1;
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-        " [%0], [%1], %2, [%3], %4;" ::"r"(dst), "l"(src), "r"(bytes), "r"(bar), "h"(all)
-        : "memory");
-  }
+  mbar_wait_bounded<PW_WAIT_TIMEOUT_NS>(bar, parity);
 }
 __device__ __forceinline__ float ex2(float x) {  // MUFU.EX2; 2^-inf = 0
   float y;
@@ -384,19 +309,12 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
   }
 
   if (threadIdx.x == 0) {
-#pragma unroll
-    for (int s = 0; s < kNumSlots; ++s) {
-      mbar_init(full0 + 8 * s, 1);                // event ①: thread 0's arm + the tx bytes
-      mbar_init(empty0 + 8 * s, kCtas * kWarps);  // event ②: every warp of every CTA
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    init_barriers<kCtas, kNumSlots, kWarps>(full0, empty0);  // events ① and ② of every slot
+    // Arm event ① for the prologue pages before the cluster barrier, so the expect_tx always
+    // precedes the bytes the peer's multicast delivers.
     for (int s = 0; s < kNumSlots && s < count; ++s) mbar_arm(full0 + 8 * s, kTxBytes);
   }
-  if constexpr (kCtas == 1) {
-    __syncthreads();
-  } else {
-    cluster_sync();
-  }
+  cta_sync<kCtas>();
 
   // ---- producer: CTA0 thread 0 copies page m of U_G into slot m % kNumSlots of every CTA.
   const bool producer = (cta == 0) && (threadIdx.x == 0);

@@ -1,0 +1,147 @@
+// The slot protocol of the Union8 / Union4 kernels (kernels/union8.cu BF16, kernels/union8_fp8.cu
+// FP8), Figure 3 of arXiv:2610.11201: the PTX primitives both kernels stage U_G with.
+// Symbols as in PAGEWEAVER.md and the notebooks:
+//   slot s     one page of K and V in every CTA's shared memory; page n of U_G goes to slot
+//              n % kNumSlots, so each slot's barriers complete one phase per kNumSlots pages;
+//   event ①    "page ready", full[s], one per CTA (local): the CTA's thread 0 arms it with
+//              arrive.expect_tx(bytes) and the (multicast) bulk copies complete the bytes;
+//   event ②    "slot free after BOTH CTAs released", empty[s], lives in CTA0: every warp of
+//              every CTA arrives once it has finished reading slot s; only then may the
+//              producer overwrite that slot in every CTA.
+// Waits use a cluster-scope acquire, because event ② collects release-arrivals from the peer
+// CTA. Two ways to wait: mbar_wait_spin (unbounded, the BF16 kernel) and mbar_wait_bounded
+// (traps after a timeout instead of hanging the device, the FP8 kernel).
+#pragma once
+
+#include <stdint.h>
+
+namespace pageweaver {
+namespace pipeline {
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;"
+               ::: "memory");
+}
+__device__ __forceinline__ uint64_t global_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arm(uint32_t bar, uint32_t bytes) {  // arrive + expect_tx
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+// Unbounded wait for the phase of parity `parity` to complete (a spin loop inside the PTX).
+__device__ __forceinline__ void mbar_wait_spin(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n\t.reg .pred done;\n"
+      "PW_WAIT_%=:\n\t"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n\t"
+      "@!done bra PW_WAIT_%=;\n}" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+// One probe of phase `parity`: OP is try_wait (potentially suspending) or test_wait
+// (non-blocking); true when the phase has completed.
+#define PW_MBAR_PROBE(OP, bar, parity, ok)                                          \
+  asm volatile(                                                                     \
+      "{\n\t.reg .pred done;\n\t"                                                   \
+      "mbarrier." OP ".parity.acquire.cluster.shared::cta.b64 done, [%1], %2;\n\t"  \
+      "selp.u32 %0, 1, 0, done;\n}"                                                 \
+      : "=r"(ok) : "r"(bar), "r"(parity) : "memory")
+__device__ __forceinline__ bool mbar_try(uint32_t bar, uint32_t parity) {
+  uint32_t ok;
+  PW_MBAR_PROBE("try_wait", bar, parity, ok);
+  return ok != 0;
+}
+__device__ __forceinline__ bool mbar_test(uint32_t bar, uint32_t parity) {  // the producer's poll
+  uint32_t ok;
+  PW_MBAR_PROBE("test_wait", bar, parity, ok);
+  return ok != 0;
+}
+#undef PW_MBAR_PROBE
+
+// Bounded wait: a protocol error traps (the launch fails with "unspecified launch failure")
+// instead of hanging the device once kTimeoutNs have passed; the clock is read once per 256
+// probes.
+template <uint64_t kTimeoutNs>
+__device__ __forceinline__ void mbar_wait_bounded(uint32_t bar, uint32_t parity) {
+  if (mbar_try(bar, parity)) return;
+  const uint64_t t0 = global_ns();
+  for (uint32_t i = 1;; ++i) {
+    if (mbar_try(bar, parity)) return;
+    if ((i & 255u) == 0 && global_ns() - t0 > kTimeoutNs) asm volatile("trap;");
+  }
+}
+
+// Event ②: release my reading of a slot to the barrier in CTA 0 (the producer's CTA).
+template <int kCtas>
+__device__ __forceinline__ void mbar_release(uint32_t bar_local) {
+  if constexpr (kCtas == 1) {
+    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar_local)
+                 : "memory");
+  } else {
+    uint32_t remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(remote) : "r"(bar_local));
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote)
+                 : "memory");
+  }
+}
+
+// One bulk copy global -> the same slot offset of every CTA of the cluster (multicast when
+// kCtas > 1); the bytes complete event ① `bar` of every destination CTA.
+template <int kCtas>
+__device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_t bytes,
+                                         uint32_t bar) {
+  if constexpr (kCtas == 1) {
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+        ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+  } else {
+    const uint16_t all = (1u << kCtas) - 1;
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1], %2, [%3], %4;" ::"r"(dst), "l"(src), "r"(bytes), "r"(bar), "h"(all)
+        : "memory");
+  }
+}
+
+// Protocol start (thread 0 only): full[s] (event ①: thread 0's arm + the tx bytes) and
+// empty[s] (event ②: every warp of every CTA) at full0 + 8s / empty0 + 8s, made visible to
+// the cluster. The kernel then arms event ① for its prologue pages and calls cta_sync, so the
+// expect_tx always precedes the bytes the peer's multicast delivers.
+template <int kCtas, int kNumSlots, int kWarps>
+__device__ __forceinline__ void init_barriers(uint32_t full0, uint32_t empty0) {
+#pragma unroll
+  for (int s = 0; s < kNumSlots; ++s) {
+    mbar_init(full0 + 8 * s, 1);
+    mbar_init(empty0 + 8 * s, kCtas * kWarps);
+  }
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+// Barrier of the CTA (Union4) or of the whole cluster (Union8).
+template <int kCtas>
+__device__ __forceinline__ void cta_sync() {
+  if constexpr (kCtas == 1) {
+    __syncthreads();
+  } else {
+    cluster_sync();
+  }
+}
+
+}  // namespace pipeline
+}  // namespace pageweaver

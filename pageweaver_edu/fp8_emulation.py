@@ -102,23 +102,26 @@ def quantize_q_rows(q):
     return to_e4m3(x * inv[..., None]), scale
 
 
-def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32, chunk):
-    """One KV head: q ``[N, 16, D]`` (bf16 values), k8/v8 ``[pages, P, D]`` (float values)."""
+def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32, chunk, *,
+                  p_shift=P_SCALE_LOG2, q_rowscale=True, descending=False):
+    """One KV head: q ``[N, 16, D]`` (float32), k8/v8 ``[pages, P, D]`` (float values)."""
     import torch
 
     n, heads, dim = q.shape
     dt = torch.float32 if fp32 else torch.float64
-    if q_fp8:
+    if q_fp8 and q_rowscale:
         q8, qs = quantize_q_rows(q)
         qv, qs = q8.to(dt), qs.to(dt)
-    else:
-        qv, qs = q.to(dt), torch.ones(q.shape[:2], dtype=dt)
+    else:  # no per-row scale: q goes to E4M3 as it is
+        qv = to_e4m3(q).to(dt) if q_fp8 else q.to(dt)
+        qs = torch.ones(q.shape[:2], dtype=dt)
     c = (torch.tensor(ks, dtype=torch.float32) * torch.tensor(scale_log2, dtype=torch.float32))
     rf = qs * c.to(dt)  # per row: S -> log2 units
     kf, vf = k8.to(dt), v8.to(dt)
     offs = torch.arange(PAGE)
     out = torch.zeros((n, heads, dim), dtype=torch.float64)
-    pshift = float(P_SCALE_LOG2 if p_fp8 else 0)
+    pshift = float(p_shift if p_fp8 else 0)
+    order = range(rows.shape[1] - 1, -1, -1) if descending else range(rows.shape[1])
     for lo in range(0, n, chunk):
         hi = min(n, lo + chunk)
         b = hi - lo
@@ -126,7 +129,7 @@ def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32
         lsum = torch.zeros((b, heads), dtype=dt)
         acc = torch.zeros((b, heads, dim), dtype=dt)
         lim = limit[lo:hi]
-        for j in range(rows.shape[1]):
+        for j in order:
             pid = rows[lo:hi, j]
             active = (pid >= 0) & (pid * PAGE < lim)
             if not bool(active.any()):
@@ -155,14 +158,20 @@ def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32
 
 
 def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale=None, *,
-                        q_fp8=True, p_fp8=True, fp32=True, bf16_out=True, chunk=256):
+                        q_fp8=True, p_fp8=True, fp32=True, bf16_out=True, chunk=256,
+                        p_shift=P_SCALE_LOG2, q_rowscale=True, q_exp=0, descending=False):
     """The FP8 Union8 kernel's output, emulated on the CPU.
 
     ``q`` ``[N, H*16, D]`` (rounded to BF16 first, as the kernel reads it); ``kv`` the FP8
-    cache (:func:`quantize_kv`); ``topk`` ``[N, K]`` or ``[H, N, K]`` (one Top-K per KV head).
-    The keyword switches turn single stages off (float64 arithmetic instead) for
-    :func:`error_budget`. Returns ``[N, H*16, D]`` bfloat16 (float64 when ``bf16_out`` is
-    False). The result does not depend on the grouping or π (rows never share state).
+    cache (:func:`quantize_kv`; its E4M3 values may also come as float32); ``topk`` ``[N, K]``
+    or ``[H, N, K]`` (one Top-K per KV head). The keyword switches turn single stages off
+    (float64 arithmetic instead) for :func:`error_budget`. The knobs the kernel fixes
+    (defaults: its values) serve "what if" (:mod:`pageweaver_edu.fp8_budget`): P scaled by
+    ``2**p_shift`` before E4M3; ``q_rowscale`` False quantizes Q with no scale; Q times
+    ``2**q_exp`` and the softmax scale times ``2**-q_exp`` (the exact attention is unchanged);
+    ``descending`` page order per row. Returns ``[N, H*16, D]`` bfloat16 (float64 when
+    ``bf16_out`` is False). The result does not depend on the grouping or π (rows never
+    share state).
     """
     import torch
 
@@ -181,17 +190,18 @@ def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale
         if pos is not None:
             limit = np.minimum(limit, pos + plus)
     limit = torch.from_numpy(limit)
-    sm = qb.shape[2] ** -0.5 if scale is None else scale
+    sm = (qb.shape[2] ** -0.5 if scale is None else scale) * 2.0**-q_exp
     scale_log2 = float(np.float32(sm * np.log2(np.e)))  # the kernel's float argument
     outs = []
     for h in range(h_kv):
         rows = torch.from_numpy(canonical_rows(topk[h]))
         if rows.numel() and int(rows.max()) >= kv.k8.shape[0]:
             raise PageWeaverInputError(f"page id {int(rows.max())} is outside the cache")
+        qh = qb[:, h * HEADS:(h + 1) * HEADS].float() * float(2.0**q_exp)  # exact
         outs.append(_emulate_head(
-            qb[:, h * HEADS:(h + 1) * HEADS], kv.k8[:, h].cpu().float(), kv.v8[:, h].cpu().float(),
-            float(kv.k_scale[h]), float(kv.v_scale[h]), rows, limit, scale_log2, q_fp8, p_fp8,
-            fp32, chunk))
+            qh, kv.k8[:, h].cpu().float(), kv.v8[:, h].cpu().float(), float(kv.k_scale[h]),
+            float(kv.v_scale[h]), rows, limit, scale_log2, q_fp8, p_fp8, fp32, chunk,
+            p_shift=p_shift, q_rowscale=q_rowscale, descending=descending))
     out = torch.cat(outs, dim=1)
     return out.to(torch.bfloat16) if bf16_out else out
 
@@ -221,7 +231,7 @@ def nrms(x, ref) -> float:
     return 0.0 if num == 0 else num / max(den, 1e-300)
 
 
-_STAGE_SWITCHES = {  # each stage alone; everything else float64
+STAGE_SWITCHES = {  # each stage alone; everything else float64
     "q_quantization": dict(q_fp8=True, p_fp8=False, fp32=False, bf16_out=False),
     "p_quantization": dict(q_fp8=False, p_fp8=True, fp32=False, bf16_out=False),
     "fp32_accumulation": dict(q_fp8=False, p_fp8=False, fp32=True, bf16_out=False),
@@ -234,11 +244,11 @@ def stage_nrms(stage: str, q, kv: Fp8KV, topk, causal_pos=None, lengths=None, sc
                ref=None) -> float:
     """NRMS vs the float64 reference on the cache with only ``stage`` emulated
     (one of :data:`STAGES` or ``"total"``, the whole kernel arithmetic)."""
-    if stage not in _STAGE_SWITCHES:
-        raise PageWeaverInputError(f"unknown stage {stage!r}; choose from {list(_STAGE_SWITCHES)}")
+    if stage not in STAGE_SWITCHES:
+        raise PageWeaverInputError(f"unknown stage {stage!r}; choose from {list(STAGE_SWITCHES)}")
     if ref is None:
         ref = reference_on_cache(q, kv, topk, causal_pos, lengths, scale)
-    out = fp8_union_attention(q, kv, topk, causal_pos, lengths, scale, **_STAGE_SWITCHES[stage])
+    out = fp8_union_attention(q, kv, topk, causal_pos, lengths, scale, **STAGE_SWITCHES[stage])
     return nrms(out, ref)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from .pipeline_plot import timeline_widget, update_timeline_widget
 from .pipeline_sim import Deadlock, Durations, Hazard, SimResult, simulate
 from .union_prep import UnionPlan
+from .viz_style import widget_ready
 
 BROKEN = "broken protocol: reuse a slot after only CTA0 released"
 NO_RELEASE = "a skipping CTA does not release"
@@ -164,7 +165,7 @@ def pipeline_explorer(pages, flags, n_show: int = 12) -> PipelineExplorer:
     style, lay = {"description_width": "150px"}, w.Layout(width="420px")
 
     common = {"style": style, "layout": lay, "continuous_update": False}
-    wide = {"style": style, "layout": w.Layout(width="460px")}
+    wide = {"indent": False, "layout": w.Layout(width="460px")}  # the whole width for text
     names = {"load": ("load (multicast)", 1.0), "qk": ("QK", 1.0)}
     names |= {"softmax": ("softmax", 0.5), "pv": ("PV", 1.0)}
     controls = {
@@ -173,7 +174,7 @@ def pipeline_explorer(pages, flags, n_show: int = 12) -> PipelineExplorer:
     }
     n0 = min(n_show, len(pages))
     controls["slots"] = w.IntSlider(2, 1, 3, description="KV slots per CTA", **common)
-    controls["pages"] = w.IntSlider(n0, 1, len(pages), description="pages of U_G", **common)
+    controls["pages"] = w.IntSlider(n0, 1, len(pages), description="pages of $U_G$", **common)
     controls["broken"] = w.Checkbox(False, description=BROKEN, **wide)
     controls["no_release"] = w.Checkbox(False, description=NO_RELEASE, **wide)
     first = simulate(pages[:n0], flags[:n0])
@@ -186,4 +187,5 @@ def pipeline_explorer(pages, flags, n_show: int = 12) -> PipelineExplorer:
     for c in controls.values():
         c.observe(ex.update, names="value")
     ex.update()
+    widget_ready(fig)
     return ex

@@ -30,7 +30,7 @@ from .regroup_sets import GreedyTrace, greedy_regroup_sets
 from .supports import canonical_rows
 from .union_metrics import union_stats
 from .viz_regroup_cases import window_curve
-from .viz_style import SYMBOLS, style
+from .viz_style import SYMBOLS, set_subtitle, set_title, style
 from .windows import plan_windows
 
 #: The paper's g = 3 teaching example (one window, W = 6) and the g = 2 counterexample.
@@ -116,18 +116,20 @@ def _round_state(steps: GreedySteps, k: int) -> dict:
 def round_view_figure(steps: GreedySteps, k: int = 0) -> go.FigureWidget:
     """Membership table of the round's window (left) and candidate costs (right)."""
     fig = go.FigureWidget(make_subplots(rows=1, cols=2, column_widths=[0.62, 0.38],
-                                        shared_yaxes=True, horizontal_spacing=0.02))
+                                        shared_yaxes=True, horizontal_spacing=0.03))
     fig.add_trace(go.Heatmap(colorscale=_COLORS, zmin=0, zmax=3, showscale=False, xgap=2,
                              ygap=2, texttemplate="%{text}", hoverinfo="skip"), 1, 1)
-    fig.add_trace(go.Bar(orientation="h", name="cost |S_j \\ U|",
+    fig.add_trace(go.Bar(orientation="h", name="cost |S<sub>j</sub> \\ U|",
                          marker=dict(color="#f4a582", line=dict(color="black", width=1))), 1, 2)
     fig.add_trace(go.Scatter(mode="text", textposition="middle right", showlegend=False,
                              hoverinfo="skip", cliponaxis=False), 1, 2)
-    style(fig, "", "page id (+ = new to U, ● = already in U)", "")
-    fig.update_layout(showlegend=False, margin=dict(l=110, r=20, t=70, b=60))
+    style(fig, "", "page id (+ new to U, ● in U)", "query of the window / union U",
+          subtitle_lines=2, legend_rows=0)
+    fig.update_layout(showlegend=False, margin=dict(l=110, r=20))
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(type="category", side="bottom", row=1, col=1)
-    fig.update_xaxes(title_text="cost |S_j \\ U| (pages new to U)", row=1, col=2)
+    fig.update_xaxes(title_text="cost |S<sub>j</sub> \\ U| (pages)", row=1, col=2)
+    fig.update_yaxes(title_text="", row=1, col=2)
     update_round_view(fig, steps, k)
     return fig
 
@@ -142,23 +144,24 @@ def update_round_view(fig: go.FigureWidget, steps: GreedySteps, k: int) -> None:
     queries_y = y[2:]
     widest = max([c for c in s["cost_x"] if c is not None] + [1])
     status_x = [0.15 * widest if c is None else c + 0.15 * widest for c in s["cost_x"]]
+    q = f"q{rnd.choice}"
     if rnd.is_seed:
-        head = f"seed q{rnd.choice} = min(R): U ← S_q{rnd.choice}"
+        head, why = f"seed {q}", f"{q} = min(R): U ← S<sub>{q}</sub>"
     else:
-        head = (f"pick q{rnd.choice} = argmin (cost, id), cost {rnd.costs[rnd.choice]}: "
-                f"U ← U ∪ S_q{rnd.choice}")
-    title = (f"Round {int(k) + 1}/{n_rounds} · window {rnd.window}, group {rnd.group}: {head}"
-             f"<br><sup>U after the pick = {_fmt_set(rnd.union_after, 16)} "
-             f"(|U| = {len(rnd.union_after)})</sup>")
+        head = f"pick {q}"
+        why = f"{q} = argmin (cost, id), cost {rnd.costs[rnd.choice]}: U ← U ∪ S<sub>{q}</sub>"
+    title = f"Round {int(k) + 1}/{n_rounds} · window {rnd.window}, group {rnd.group}: {head}"
+    sub = (f"{why}<br>U after the pick = {_fmt_set(rnd.union_after, 16)} "
+           f"(|U| = {len(rnd.union_after)})")
     with fig.batch_update():
         fig.data[0].update(z=s["z"], x=x, y=y, text=text)
         fig.data[1].update(x=s["cost_x"], y=queries_y,
                            marker_pattern_shape=["/" if q == rnd.choice else ""
                                                  for q in s["queries"]])
         fig.data[2].update(x=status_x, y=queries_y, text=s["status"])
-        fig.layout.title.text = title
+        set_title(fig, title, sub)
         fig.layout.xaxis2.range = [0, 3.2 * widest]
-        fig.layout.height = 170 + 26 * len(y)
+        fig.layout.height = 190 + 26 * len(y)
 
 
 def grouping_view_figure() -> go.FigureWidget:
@@ -168,8 +171,9 @@ def grouping_view_figure() -> go.FigureWidget:
                             ("greedy regroup", "solid", SYMBOLS[1])):
         fig.add_trace(go.Scatter(name=name, mode="lines+markers", line=dict(dash=dash),
                                  marker=dict(symbol=sym, size=5)))
-    style(fig, "", "group index G (execution order)", "|U_G| (pages per group)")
-    fig.update_layout(margin=dict(t=100))
+    style(fig, "|U<sub>G</sub>| per group: original order vs greedy regroup",
+          "group index G (execution order)", "|U<sub>G</sub>| (pages per group)",
+          subtitle_lines=1)
     return fig
 
 
@@ -211,9 +215,9 @@ def update_grouping_view(fig: go.FigureWidget, topk, g: int, W: int, **regroup_k
     with fig.batch_update():
         fig.data[0].update(x=idx, y=s["sizes_original"], mode=mode)
         fig.data[1].update(x=idx, y=s["sizes_regrouped"], mode=mode)
-        fig.layout.title.text = (f"|U_G| per group, N = {s['n']:,}, g = {g}, W = {W}: union "
-                                 f"visits {s['visits_original']:,} → {s['visits_regrouped']:,} "
-                                 f"({s['change_pct']:+.1f} %)")
+        set_subtitle(fig, f"N = {s['n']:,}, g = {g}, W = {W}: union visits "
+                          f"{s['visits_original']:,} → {s['visits_regrouped']:,} "
+                          f"({s['change_pct']:+.1f} %)")
     return s
 
 
@@ -224,8 +228,8 @@ def window_curve_figure() -> go.FigureWidget:
                              marker=dict(symbol=SYMBOLS[1], size=9), textposition="top center",
                              textfont=dict(size=11)))
     fig.add_trace(go.Scatter(name="original order", mode="lines", line=dict(dash="dash")))
-    style(fig, "", "regroup window W (queries, log scale)", "union visits Σ_G |U_G| (pages)")
-    fig.update_layout(margin=dict(t=100))
+    style(fig, "Union visits vs the regroup window W", "regroup window W (queries, log scale)",
+          "union visits Σ<sub>G</sub> |U<sub>G</sub>| (pages)", subtitle_lines=1)
     fig.update_xaxes(type="log")
     return fig
 
@@ -241,8 +245,10 @@ def update_window_curve(fig: go.FigureWidget, topk, g: int, windows=None,
         fig.data[1].update(x=[c["windows"][0], c["windows"][-1]], y=[base, base])
         fig.layout.xaxis.tickvals = c["windows"]
         fig.layout.xaxis.ticktext = [str(w) for w in c["windows"]]
-        fig.layout.title.text = (f"Union visits vs W, N = {len(np.asarray(topk)):,}, g = {g} "
-                                 f"(original order: {base:,}; labels: change vs original)")
+        lo, hi = min(c["visits"] + [base]), max(c["visits"] + [base])
+        fig.layout.yaxis.range = [lo - 0.08 * (hi - lo or 1), hi + 0.16 * (hi - lo or 1)]
+        set_subtitle(fig, f"N = {len(np.asarray(topk)):,}, g = {g}; original order {base:,}; "
+                          "labels: change vs original")
     return c
 
 

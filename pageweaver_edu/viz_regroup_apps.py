@@ -18,6 +18,7 @@ from .viz_regroup import (
     window_curve_figure,
 )
 from .viz_regroup_cases import doubling_windows
+from .viz_style import widget_ready
 
 MAX_QUERIES = 2048
 
@@ -38,7 +39,9 @@ def round_stepper_app(examples: dict[str, GreedySteps]):
     fig = round_view_figure(first, 0)
     c = {"example": w.Dropdown(options=list(examples), description="example",
                                layout=w.Layout(width="420px")),
-         "k": w.IntSlider(0, 0, len(first.trace.rounds) - 1, description="round (0-based)"),
+         "k": w.IntSlider(0, 0, len(first.trace.rounds) - 1, description="round (0-based)",
+                          style={"description_width": "initial"},
+                          layout=w.Layout(width="360px")),
          "prev": w.Button(description="◀ previous"), "next": w.Button(description="next ▶")}
     status = w.HTML()
 
@@ -58,7 +61,7 @@ def round_stepper_app(examples: dict[str, GreedySteps]):
     c["prev"].on_click(lambda _: setattr(c["k"], "value", max(0, c["k"].value - 1)))
     c["next"].on_click(lambda _: setattr(c["k"], "value", min(c["k"].max, c["k"].value + 1)))
     draw()
-    return _box(fig, c, [("example",), ("prev", "k", "next")], status)
+    return _box(widget_ready(fig), c, [("example",), ("prev", "k", "next")], status)
 
 
 def _capture_kwargs(cap, n: int) -> dict:
@@ -96,6 +99,7 @@ def grouping_app(captures: dict, n: int = 1024, g: int = 8, window: int = 64):
         ctl.observe(draw, names="value")
     box = _box(fig, c, [("preset", "n"), ("g", "W")], status)
     draw()
+    widget_ready(fig)
     return box
 
 
@@ -124,4 +128,5 @@ def window_curve_app(captures: dict, n: int = 2048, g: int = 8):
         ctl.observe(draw, names="value")
     box = _box(fig, c, [("preset", "n", "g")], status)
     draw()
+    widget_ready(fig)
     return box

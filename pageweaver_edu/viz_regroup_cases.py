@@ -99,7 +99,8 @@ def boundary_figure(perms: dict, request_offsets, chunk_size, window: int, group
             text=[f"q{q}✗" if b else f"q{q}" for q, b in zip(perm, bad, strict=True)],
             textfont=dict(size=12)))
     style(fig, title or "Where regrouping may move a query (✗ = group mixes two chunks or "
-          "requests)", "execution slot r", "", height=130 + 42 * (4 + len(perms)))
+          "requests)", "execution slot r", "spans · π (query per slot)",
+          height=110 + 42 * (4 + len(perms)), legend_rows=0)
     fig.update_layout(barmode="overlay", bargap=0.25)
     fig.update_yaxes(type="category", autorange="reversed",
                      categoryarray=[b[0] for b in bands] + list(perms))

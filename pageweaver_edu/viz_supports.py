@@ -1,4 +1,4 @@
-"""Figures and widgets of chapters 00–02: the data flow, token strips, group masks.
+"""Figures and widgets of chapters 01–02 (00's map and data flow: :mod:`.viz_overview`).
 Every widget is a ``go.FigureWidget`` redrawn by a plain ``update_*`` function inside
 ``fig.batch_update()``, so notebook callbacks, tests and a latency benchmark run the same
 vectorized code without a browser. Definitions follow arXiv:2610.11201 (eq. 1–4).
@@ -7,44 +7,20 @@ vectorized code without a browser. Definitions follow arXiv:2610.11201 (eq. 1–
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
 
 from .supports import support_sizes, token_support
 from .union_metrics import membership_mask, union_stats
-from .viz_style import style
+from .viz_overview import CHAPTERS, STAGES, chapter_table, dataflow_figure  # noqa: F401 (API)
+from .viz_style import set_title, style, widget_ready
 
-#: (number, topic, where it runs) for the whole series.
-CHAPTERS = (
-    ("00", "Overview: the map, the data flow, a first end-to-end run", "CPU"),
-    ("01", "Support sets: S_i, P, L_i, c_i and the attended tokens A_i", "CPU"),
-    ("02", "Query union: U_G, masks M_{i,p}, ρ_Q and the useful tile fraction", "CPU"),
-    ("03", "Greedy regroup: Algorithm 1 round by round", "CPU"),
-    ("04", "Bitmap popcount: 16-word bitmaps, one regroup CTA simulated", "CPU + live H200 cell"),
-    ("05", "Union preparation: page lists, membership bytes, C4", "CPU + live H200 cell"),
-    ("06", "The Figure 3 pipeline: two CTAs, two KV slots, events ① and ②", "CPU"),
-    ("07", "The Union8 kernel, live", "H200 (recorded results on a CPU)"),
-    ("08", "Online regroup cost: T0, T_fixed, T_online and S_net", "H200 (recorded results)"),
-    ("09", "Direct KV-page pairs", "CPU + live H200 cell"),
-    ("10", "Open questions", "CPU"),
-    ("11", "The paper's claims, placed beside ours", "CPU"),
-)
-#: (title, what it is, where it runs) per stage of the data flow.
-STAGES = (
-    ("Top-K ids", "topk [N, K] int<br>S_i per query", "input: selector unchanged"),
-    ("greedy regroup", "windows of W queries<br>groups of g = 8", "CPU ref · H200 kernel"),
-    ("π", "int32 ids [N]<br>slot r runs query π[r]", "Q is never copied"),
-    ("union preparation", "U_G page lists<br>+ membership bytes", "CPU ref · H200 kernel"),
-    ("Union8", "2 CTAs × 4 queries<br>× 16 heads = 2 × M64", "CPU ref · H200 kernel"),
-    ("O at original rows", "slot r writes o[π[r]]<br>no reorder pass", "output [N, 16, d]"),
-)
 #: (legend name, cell text, fill pattern, colour): one bar trace per kind of token.
 TOKEN_KINDS = (
-    ("attended: t ∈ A_i", "A", "", "#1b7837"),
-    ("causal-masked: t > c_i", "C", "x", "#d6604d"),
-    ("length-masked: t ≥ L_i", "L", "/", "#8073ac"),
+    ("attended: t ∈ A<sub>i</sub>", "A", "", "#1b7837"),
+    ("causal-masked: t > c<sub>i</sub>", "C", "x", "#d6604d"),
+    ("length-masked: t ≥ L<sub>i</sub>", "L", "/", "#8073ac"),
     ("both masks", "LC", "+", "#8c510a"),
     ("page not selected", "·", ".", "#d9d9d9"),
 )
@@ -56,34 +32,6 @@ def _brace(ids, limit: int) -> str:
     return "{" + ", ".join(map(str, list(ids)[:limit])) + (", …" if len(ids) > limit else "") + "}"
 
 
-def chapter_table(folder) -> str:
-    """The series map as Markdown; chapters whose notebook exists in ``folder`` are linked."""
-    rows = ["| # | chapter | runs on |", "|---|---|---|"]
-    for num, topic, where in CHAPTERS:
-        found = sorted(Path(folder).glob(f"{num}_*.ipynb"))
-        cell = f"[{topic}]({found[0].name})" if found else f"{topic} — *coming*"
-        rows.append(f"| {num} | {cell} | {where} |")
-    return "\n".join(rows)
-
-
-def dataflow_figure() -> go.Figure:
-    """Labelled boxes and arrows: Top-K → regroup → π → preparation → Union8 → O."""
-    fig = go.Figure()
-    for i, (title, what, where) in enumerate(STAGES):
-        dash = "dot" if i in (0, len(STAGES) - 1) else "solid"  # input/output dotted
-        fig.add_shape(type="rect", x0=i - 0.44, x1=i + 0.44, y0=0.2, y1=1.0,
-                      line=dict(width=2, dash=dash))
-        for y, text, size in ((0.6, f"<b>{title}</b><br>{what}", 11), (0.05, where, 10)):
-            fig.add_annotation(x=i, y=y, text=text, showarrow=False, font=dict(size=size))
-        if i:
-            fig.add_annotation(x=i - 0.45, y=0.6, ax=i - 0.55, ay=0.6, axref="x", ayref="y",
-                               text="", showarrow=True, arrowhead=3, arrowwidth=2)
-    style(fig, "PageWeaver data flow (arXiv:2610.11201, §4): ids move, Q and O stay put",
-          "", "", height=300)
-    fig.update_xaxes(visible=False, range=[-0.5, len(STAGES) - 0.5])
-    return fig.update_yaxes(visible=False, range=[-0.1, 1.1])
-
-
 def token_strip_figure(widget: bool = True):
     """An empty token strip (a FigureWidget when ``widget``); fill it with update_token_strip."""
     fig = (go.FigureWidget if widget else go.Figure)()
@@ -92,10 +40,13 @@ def token_strip_figure(widget: bool = True):
                     marker=dict(color=colour, pattern_shape=pattern, line_width=0.5),
                     hovertemplate="token %{x}: " + name + "<extra></extra>")
     fig.add_scatter(name="page label", x=[], y=[], mode="text", text=[], showlegend=False)
-    for name, dash in (("c_i (last causal token)", "dash"), ("L_i (first masked token)", "dot")):
-        fig.add_scatter(name=name, x=[], y=[], mode="lines+text", text=[],
-                        textposition="top center", line=dict(color="black", dash=dash, width=2))
-    style(fig, "", "token position t (tokens)", "", height=330)
+    for name, dash in (("c<sub>i</sub> (last causal token)", "dash"),
+                       ("L<sub>i</sub> (first masked token)", "dot")):
+        fig.add_scatter(name=name, x=[], y=[], mode="lines+text", text=[], cliponaxis=False,
+                        textposition="top left", line=dict(color="black", dash=dash, width=2))
+    style(fig, "Token strip: A<sub>i</sub> = tokens of S<sub>i</sub> with t < L<sub>i</sub>, "
+          "t ≤ c<sub>i</sub>", "token position t (tokens)", "", height=420, subtitle_lines=2,
+          legend_rows=2)
     fig.update_layout(bargap=0.06, uniformtext=dict(minsize=8, mode="hide"))
     return fig.update_yaxes(visible=False, range=[0, 1.45])
 
@@ -124,12 +75,16 @@ def update_token_strip(fig, pages, page_size: int, length: int, causal_pos: int)
         fig.data[5].update(x=np.arange(n_pages) * page_size + (page_size - 1) / 2,
                            y=np.full(n_pages, 1.36),
                            text=[f"p{p}{' ✓' if p in chosen else ''}" for p in range(n_pages)])
-        for trace, pos, label in ((fig.data[6], causal_pos + 0.5, f"c_i={causal_pos}"),
-                                  (fig.data[7], length - 0.5, f"L_i={length}")):
-            trace.update(x=[pos, pos], y=[0, 1.12], text=["", label])
-        fig.layout.title.text = (f"P = {page_size}, S_i = {_brace(chosen, 12)}, L_i = {length},"
-                                 f" c_i = {causal_pos} → |A_i| = {len(attended)}, "
-                                 f"A_i = {_brace(attended, 16)}")
+        c_left = causal_pos + 0.5 <= length - 0.5  # the left line's label reads leftwards
+        for trace, pos, label, left in (
+                (fig.data[6], causal_pos + 0.5, f"c<sub>i</sub>={causal_pos}", c_left),
+                (fig.data[7], length - 0.5, f"L<sub>i</sub>={length}", not c_left)):
+            trace.update(x=[pos, pos], y=[0, 1.12], text=["", label],
+                         textposition="top left" if left else "top right")
+        set_title(fig, fig.layout.title.text,
+                  f"P = {page_size}, S<sub>i</sub> = {_brace(chosen, 12)}, L<sub>i</sub> = "
+                  f"{length}, c<sub>i</sub> = {causal_pos} → |A<sub>i</sub>| = {len(attended)}"
+                  f"<br>A<sub>i</sub> = {_brace(attended, 12)}")
         fig.layout.xaxis.range = [-0.5, len(t) - 0.5]
     return attended
 
@@ -163,6 +118,7 @@ def _make_app(figs, controls: dict, rows, draw):
     for ctl in controls.values():
         ctl.observe(redraw, names="value")
     redraw()
+    widget_ready(*figs)
     box = w.VBox([w.HBox([controls[k] for k in row]) for row in rows] + [status, *figs])
     box.figs, box.controls, box.status = figs, controls, status
     return box
@@ -175,8 +131,8 @@ def token_strip_app(pages=(0, 2), page_size=4, length=11, causal_pos=9):
     fig = token_strip_figure(widget=True)
     c = dict(P=w.Dropdown(options=[4, 8, 16, 32, 64, 128], value=page_size, description="P"),
              pages=w.Text(value=", ".join(map(str, pages)), description="Top-K ids"),
-             L=w.IntSlider(value=length, min=0, max=16 * page_size, description="L_i"),
-             c=w.IntSlider(value=causal_pos, min=0, max=16 * page_size, description="c_i"))
+             L=w.IntSlider(value=length, min=0, max=16 * page_size, description="$L_i$"),
+             c=w.IntSlider(value=causal_pos, min=0, max=16 * page_size, description="$c_i$"))
 
     def draw():
         for key in ("L", "c"):  # the sliders span 16 pages of the current P
@@ -193,12 +149,14 @@ def mask_figure(widget: bool = True):
     fig.add_heatmap(z=[[0]], text=[[""]], texttemplate="%{text}", showscale=False, xgap=2,
                     ygap=2, colorscale=[[0, "#f0f0f0"], [1, "#2166ac"]], zmin=0, zmax=1,
                     hovertemplate="%{y}, page %{x}: M = %{z}<extra></extra>")
-    style(fig, "", "page p of U_G (page id)", "query (16 head rows each)").layout.margin.t = 90
+    style(fig, "Membership mask M<sub>i,p</sub> over U<sub>G</sub>", "page p of U<sub>G</sub>"
+          " (page id)", "query (16 head rows each)", subtitle_lines=2, legend_rows=0)
     return fig.update_yaxes(autorange="reversed", type="category").update_xaxes(type="category")
 
 
 def update_group_mask(fig, sets, heads: int = 16, names=None, prefix: str = "") -> dict:
-    """Redraw the mask M_{i,p} of a group (``sets``: page ids per slot, ``< 0`` ignored).
+    """Redraw the mask M_{i,p} of a group (``sets``: page ids per slot, ``< 0`` ignored);
+    cells show 1 / · up to 30 pages, wider unions only their shading (text would not fit).
 
     Returns
     -------
@@ -216,10 +174,12 @@ def update_group_mask(fig, sets, heads: int = 16, names=None, prefix: str = "") 
     with fig.batch_update():
         fig.data[0].update(z=mask.astype(np.int8), x=[str(p) for p in union],
                            y=[f"{n} |S|={k}" for n, k in zip(names, mask.sum(axis=1), strict=True)],
-                           text=np.where(mask, "1", "·"))
-        fig.layout.title.text = (
-            f"{prefix}U_G = {_brace(union, 10)}, |U_G| = {size}<br>Σ|S_i| = {edges}, ρ = {rho:.3g};"
-            f" useful {edges}·{heads} of {len(sets)}·{heads}×{size} row·pages = {useful:.1%}")
+                           text=np.where(mask, "1", "·"),
+                           texttemplate="%{text}" if size <= 30 else "")
+        set_title(fig, f"{prefix}membership mask M<sub>i,p</sub> over U<sub>G</sub>",
+                  f"U<sub>G</sub> = {_brace(union, 10)}, |U<sub>G</sub>| = {size}, Σ|S<sub>i</sub>|"
+                  f" = {edges}, ρ = {rho:.3g}<br>useful {edges}·{heads} of {len(sets)}·{heads}"
+                  f"×{size} row·pages = {useful:.1%}")
     return {"union": union, "mask": mask, "edges": edges, "rho": rho, "useful": useful}
 
 
@@ -228,7 +188,7 @@ def group_editor_app(sets=((1, 4, 7), (1, 4, 9), (1, 4, 7, 9), (4, 12))):
     import ipywidgets as w
 
     fig = mask_figure(widget=True)
-    boxes = {f"q{i}": w.Text(value=", ".join(map(str, s)), description=f"S_{i}",
+    boxes = {f"q{i}": w.Text(value=", ".join(map(str, s)), description=f"$S_{i}$",
                              layout=w.Layout(width="220px")) for i, s in enumerate(sets)}
 
     def draw():
@@ -240,12 +200,14 @@ def group_editor_app(sets=((1, 4, 7), (1, 4, 9), (1, 4, 7, 9), (4, 12))):
 def profile_figure(widget: bool = True):
     """An empty per-group profile: Σ|S_i| and |U_G| against the group index."""
     fig = (go.FigureWidget if widget else go.Figure)()
-    for name, sym, dash in (("Σ|S_i|: |U_G| if no page were shared", "triangle-up", "dot"),
-                            ("|U_G|: pages the group walks", "circle", "solid")):
+    for name, sym, dash in (("Σ|S<sub>i</sub>| (= |U<sub>G</sub>| if no page were shared)",
+                             "triangle-up", "dot"),
+                            ("|U<sub>G</sub>|: pages the group walks", "circle", "solid")):
         fig.add_scatter(name=name, x=[], y=[], mode="lines+markers", customdata=[],
                         marker=dict(symbol=sym, size=5), line=dict(dash=dash, width=1),
                         hovertemplate="group %{x}: %{y} pages, useful %{customdata:.1%}")
-    style(fig, "", "group index G (original order)", "pages per group", height=400)
+    style(fig, "|U<sub>G</sub>| per group, original order", "group index G (original order)",
+          "pages per group", height=420, subtitle_lines=1)
     return fig.update_yaxes(rangemode="tozero")
 
 
@@ -271,10 +233,9 @@ def update_preset_profile(fig, mask_fig, topk, n: int, group: int, selected: int
     with fig.batch_update():
         for trace, key in zip(fig.data, ("edges", "union"), strict=True):
             trace.update(x=x, y=prof[key], customdata=useful)
-        fig.layout.title.text = (
-            f"first {n} queries, g = {group}: Σ|S_i| = {s.edges:,}, union visits "
-            f"{s.union_visits:,}, ρ_Q = {s.rho:.3f}, C4 = {s.c4:,}, "
-            f"useful {prof['useful_total']:.3f}")
+        set_title(fig, f"|U<sub>G</sub>| per group: first {n} queries, g = {group}",
+                  f"Σ|S<sub>i</sub>| = {s.edges:,}, union visits {s.union_visits:,}, ρ<sub>Q</sub>"
+                  f" = {s.rho:.3f}, C4 = {s.c4:,}, useful {prof['useful_total']:.3f}")
     ids = np.arange(sel * group, min((sel + 1) * group, n))
     info = update_group_mask(mask_fig, top[ids], prefix=f"group {sel}: ",
                              names=[f"slot {r}: q{i}" for r, i in enumerate(ids)])

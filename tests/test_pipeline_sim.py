@@ -308,6 +308,7 @@ def test_timeline_widget_updates_in_place():
     pytest.importorskip("ipywidgets")
     pytest.importorskip("anywidget")
     from pageweaver_edu.pipeline_plot import timeline_widget, update_timeline_widget
+    from pageweaver_edu.viz_style import subtitle_text
 
     flags = np.ones((6, 2), dtype=bool)
     w = timeline_widget(simulate(np.arange(6), flags))
@@ -315,5 +316,5 @@ def test_timeline_widget_updates_in_place():
     slow = simulate(np.arange(6), flags, Durations(qk=3.0))
     update_timeline_widget(w, slow)
     assert all(a is b for a, b in zip(w.data, traces, strict=True))  # same trace objects
-    assert slow.makespan == 28.0 and "makespan 28" in w.layout.title.text
+    assert slow.makespan == 28.0 and "makespan 28" in subtitle_text(w)
     assert [float(v) for v in w.data[1].x] == [3.0] * 12  # 2 CTAs × 6 QK bars, now 3 wide

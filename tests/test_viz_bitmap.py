@@ -23,6 +23,7 @@ from pageweaver_edu.viz_bitmap import (
     update_slot_map,
     update_union_hist,
 )
+from pageweaver_edu.viz_style import subtitle_text
 
 G3 = [[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]]
 
@@ -47,7 +48,7 @@ def test_cta_round_view_of_the_g3_example():
     assert v["bar_x"].tolist() == [1, 2, 3, 4, 5] and v["bar_y"].tolist() == [2, 1, 2, 2, 2]
     assert v["off_x"][0] == 0 and len(v["off_x"]) == 32 - 5
     assert v["warp_x"].tolist() == [2] and v["win_text"] == ["WINNER q2"]
-    assert "|U| 2 → 3" in v["title"]
+    assert "|U| 2 → 3" in v["subtitle"]
     assert "seed round" in cta_round_view(trace, 3, start)["title"]
 
 
@@ -89,13 +90,13 @@ def test_slot_map_view_and_update():
         assert set(v["pages"][v["z"][r] == 1].tolist()) == set(topk[q].tolist())
     assert v["rows"][8:] == ["byte (hex)", "CTA0 has work", "CTA1 has work"]
     cta0 = v["z"][:4].any(axis=0)
-    assert (v["z"][9] == cta0).all() and ((v["text"][9] == "skip") == ~cta0).all()
+    assert (v["z"][9] == cta0).all() and ((v["text"][9] == "–") == ~cta0).all()
     _, masks = plan.group_pages(3)
     assert v["text"][8].tolist() == [f"{m:02X}" for m in masks]
     fig = slot_map_figure(plan, 0, widget=True)
     update_slot_map(fig, plan, 3)
     arrows = [a for a in fig.layout.annotations if a.showarrow]
-    assert len(arrows) == 8 and len(fig.layout.annotations) == 10
+    assert len(arrows) == 8 and len(fig.layout.annotations) == 11  # + 2 panel titles, subtitle
     assert fig.layout.title.text.startswith("group 3: execution slots 24–31")
     assert list(fig.data[2].y) == v["rows"] and len(fig.data[2].x) == len(v["pages"])
 
@@ -110,6 +111,6 @@ def test_union_histograms():
     fig = union_hist_figure(counts, widget=True, title=title)
     counts2, title2 = union_hist_for(cap, 80, 64)
     update_union_hist(fig, counts2, title2)
-    assert sum(fig.data[0].y) == 10 and fig.layout.title.text == title2
+    assert sum(fig.data[0].y) == 10 and subtitle_text(fig) == title2
     grid = union_hist_grid({"a": counts, "b": counts2})
     assert len(grid.data) == 4 and sum(t.showlegend for t in grid.data) == 2

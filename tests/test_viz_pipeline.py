@@ -17,6 +17,7 @@ from pageweaver_edu.viz_pipeline import (
     pipeline_explorer,
     status_line,
 )
+from pageweaver_edu.viz_style import subtitle_text
 
 
 def _plan():
@@ -74,7 +75,7 @@ def test_explorer_updates_in_place():
     assert len(ex.result.flags) == 10 and ex.fig is fig
     ex.controls["qk"].value = 3.0
     assert ex.result.durations.qk == 3.0
-    assert str(ex.result.makespan) in fig.layout.title.text or "makespan" in fig.layout.title.text
+    assert f"makespan {ex.result.makespan:g}" in subtitle_text(fig)
     ex.controls["broken"].value = True
     assert ex.result.protocol == "broken" and ex.result.hazards
     assert "first: write-after-read" in ex.status.value

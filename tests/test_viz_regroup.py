@@ -29,6 +29,7 @@ from pageweaver_edu.viz_regroup_cases import (
     fallback_report,
     window_curve,
 )
+from pageweaver_edu.viz_style import subtitle_text
 from pageweaver_edu.windows import chunk_table, plan_windows
 from pageweaver_edu.workloads import make_preset
 
@@ -82,7 +83,7 @@ def test_grouping_view_summary_matches_union_stats():
     assert s["edges"] == union_stats(topk, group=8).edges
     assert list(fig.data[1].y) == union_stats(topk, perm, group=8).union_sizes.tolist()
     assert len(fig.data[0].x) == s["groups"] == 125
-    assert "union visits" in summary_text(s) and "→" in fig.layout.title.text
+    assert "union visits" in summary_text(s) and "→" in subtitle_text(fig)
 
 
 def test_grouping_view_capacity_fallback_keeps_identity():

@@ -11,6 +11,7 @@ pytest.importorskip("ipywidgets")
 from pageweaver_edu import viz_supports as vs  # noqa: E402
 from pageweaver_edu.supports import token_support  # noqa: E402
 from pageweaver_edu.union_metrics import union_stats, useful_fraction  # noqa: E402
+from pageweaver_edu.viz_style import subtitle_text  # noqa: E402
 from pageweaver_edu.workloads import uniform_workload  # noqa: E402
 
 
@@ -32,7 +33,7 @@ def test_dataflow_figure_has_labelled_boxes_and_arrows():
 def test_chapter_table_links_only_existing_notebooks(tmp_path):
     (tmp_path / "01_support_sets.ipynb").write_text("{}")
     table = vs.chapter_table(tmp_path).splitlines()
-    assert len(table) == 2 + len(vs.CHAPTERS) == 14
+    assert len(table) == 2 + len(vs.CHAPTERS) == 15
     assert "(01_support_sets.ipynb)" in table[3]
     assert "*coming*" in table[2] and "*coming*" in table[-1]
     assert "H200" in table[2 + 7]
@@ -50,7 +51,7 @@ def test_token_strip_paper_example():
     assert set(fig.data[0].text) == {"A"} and list(fig.data[3].text) == ["LC"]
     assert [t.marker.pattern.shape for t in fig.data[:5]] == ["", "x", "/", "+", "."]
     assert list(fig.data[5].text) == ["p0 ✓", "p1", "p2 ✓", "p3"]
-    assert "|A_i| = 6" in fig.layout.title.text
+    assert "|A<sub>i</sub>| = 6" in subtitle_text(fig)
     assert fig.layout.xaxis.title.text == "token position t (tokens)"
 
 
@@ -80,7 +81,7 @@ def test_token_strip_app_updates_in_place():
     assert _xs(fig.data[0]) == [8, 9, 10]
     app.controls["P"].value = 8
     assert app.controls["L"].max == 128 and app.controls["c"].max == 128
-    assert fig.layout.title.text.startswith("P = 8, S_i = {2}")
+    assert subtitle_text(fig).startswith("P = 8, S<sub>i</sub> = {2}")
     before = list(fig.data[0].x)
     app.controls["pages"].value = "0, two"
     assert "⚠" in app.status.value and list(fig.data[0].x) == before
@@ -106,7 +107,8 @@ def test_group_mask_paper_example():
     assert list(heat.x) == ["1", "4", "7", "9"]
     assert np.asarray(heat.text).tolist() == [["1", "1", "1", "·"], ["1", "1", "·", "1"]]
     assert list(heat.y) == ["q0 |S|=3", "q1 |S|=3"]
-    assert "ρ = 1.5" in fig.layout.title.text and "75.0%" in fig.layout.title.text
+    assert "ρ = 1.5" in subtitle_text(fig)
+    assert "75.0%" in subtitle_text(fig)
 
 
 def test_group_mask_empty_group():
@@ -121,7 +123,7 @@ def test_group_editor_app_updates_in_place():
     app.controls["q3"].value = "1, 4"
     assert app.figs[0] is fig
     assert list(fig.data[0].x) == ["1", "4", "7", "9"]
-    assert "75.0%" in fig.layout.title.text
+    assert "75.0%" in subtitle_text(fig)
     app.controls["q0"].value = "oops"
     assert "⚠" in app.status.value and list(fig.data[0].x) == ["1", "4", "7", "9"]
 
@@ -139,7 +141,7 @@ def test_preset_profile_matches_union_metrics():
     assert out["useful"][5] == pytest.approx(useful_fraction(topk, group5))
     assert out["mask"]["union"].size == stats.union_sizes[5]
     assert mask_fig.layout.title.text.startswith("group 5: ")
-    assert f"{stats.union_visits:,}" in fig.layout.title.text
+    assert f"{stats.union_visits:,}" in subtitle_text(fig)
 
 
 def test_preset_profile_app_updates_in_place():

@@ -106,8 +106,13 @@ CHECKS_JS = r"""
     const lab = w.querySelector(':scope > .widget-label, .widget-label-basic span');
     const txt = lab ? lab.textContent.trim() : '';
     if (!txt) out.push(`widget ${w.className.match(/widget-[a-z-]+/g).slice(-1)} without a description`);
+    // MathJax's assistive MathML (invisible, for screen readers) sticks out of a LaTeX
+    // description; measure what is drawn.
+    const aria = lab ? Array.from(lab.querySelectorAll('mjx-assistive-mml')) : [];
+    aria.forEach(a => a.style.setProperty('display', 'none', 'important'));
     if (lab && lab.scrollWidth > lab.clientWidth + 1)
       out.push(`widget description cut off: "${txt.slice(0, 60)}"`);
+    aria.forEach(a => a.style.removeProperty('display'));
   });
   el.querySelectorAll('.widget-button').forEach(b => {
     if (!b.textContent.trim() && !b.getAttribute('title')) out.push('button without text or tooltip');

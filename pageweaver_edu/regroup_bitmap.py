@@ -4,7 +4,8 @@ Same result as :func:`pageweaver_edu.regroup_sets.greedy_regroup_sets` on every 
 vectorized: round r picks the r-th query of every window at once. Each candidate keeps its
 cost ``delta_j = |S_j \\ U|``; a seed resets it to ``popcount(bits_j & ~S_seed)`` and a pick
 that adds the pages ``N`` to U lowers it by ``popcount(bits_j & N)`` — the same quantity the
-GPU form computes from scratch, maintained incrementally.
+GPU form computes from scratch, maintained incrementally. At every seed the assigned
+candidates are dropped from the working arrays, so a window's work shrinks as it fills.
 """
 
 from __future__ import annotations
@@ -33,36 +34,35 @@ def _window_orders(bits: np.ndarray, starts: np.ndarray, lengths: np.ndarray, gr
     m, width = len(starts), int(lengths.max())
     local = np.arange(width)
     avail = local[None, :] < lengths[:, None]  # R: candidates not yet assigned
-    rows = np.where(avail, starts[:, None] + local[None, :], 0)
+    cols = np.where(avail, local[None, :], 0)  # column c holds the window's query cols[:, c]
     # Lane-major layout [lanes, M, width]: the popcount sums run over the leading axis,
     # which NumPy adds as whole contiguous planes.
+    rows = starts[:, None] + cols
     wbits = np.where(avail[None, :, :], bits[rows].transpose(2, 0, 1), 0).astype(bits.dtype)
-    scratch = np.empty_like(wbits)
-    counts = np.empty(wbits.shape, dtype=np.uint8)
-    drop = np.empty((m, width), dtype=np.int32)
     order = np.zeros((m, width), dtype=np.int64)
     # delta_j = |S_j \ U| for candidates in R; assigned (or absent) candidates hold `big`,
     # which stays far above any real cost after the at most width * K subtractions.
     big = np.int32(1 << 30)
-    delta = np.full((m, width), big, dtype=np.int32)
-    union = np.zeros((bits.shape[1], m), dtype=bits.dtype)
     all_w = np.arange(m)
+    next_cut = max(group, 16)
     for r in range(width):
         if r % group == 0:  # seed = min(R); the union resets to S_seed
+            if r >= next_cut:  # drop assigned columns (a stable sort keeps ids ascending)
+                next_cut = r + max(group, 16)  # at most every 16 rounds: sorting costs too
+                keep = np.argsort(~avail, axis=1, kind="stable")[:, : width - r]
+                cols, avail = np.take_along_axis(cols, keep, 1), np.take_along_axis(avail, keep, 1)
+                wbits = np.take_along_axis(wbits, keep[None], 2)
             choice = avail.argmax(axis=1)
             union = wbits[:, all_w, choice]
-            np.bitwise_and(wbits, ~union[:, :, None], out=scratch)
-            np.bitwise_count(scratch, out=counts)
+            counts = np.bitwise_count(wbits & ~union[:, :, None])
             delta = np.where(avail, counts.sum(axis=0, dtype=np.int32), big)
         else:  # j* = argmin (delta_j, j); argmin returns the first, i.e. smallest, index
             choice = delta.argmin(axis=1)
             new = wbits[:, all_w, choice] & ~union
             union |= new
-            np.bitwise_and(wbits, new[:, :, None], out=scratch)
-            np.bitwise_count(scratch, out=counts)
-            delta -= counts.sum(axis=0, dtype=np.int32, out=drop)
+            delta -= np.bitwise_count(wbits & new[:, :, None]).sum(axis=0, dtype=np.int32)
         # Past a window's length every entry is `big`: the pick is ignored by the caller.
-        order[:, r] = choice
+        order[:, r] = cols[all_w, choice]
         avail[all_w, choice] = False
         delta[all_w, choice] = big
     return order

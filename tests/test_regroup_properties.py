@@ -161,3 +161,13 @@ def test_bad_grouping_arguments(kwargs, message):
 def test_bad_topk(topk, message):
     with pytest.raises(PageWeaverInputError, match=message):
         greedy_regroup(topk, 8, 8)
+
+
+@pytest.mark.parametrize(("window", "group"), [(128, 2), (128, 8), (96, 3), (512, 8)])
+def test_long_windows_match_the_set_reference(window, group):
+    """Long windows exercise the bitmap version's dropping of assigned candidates."""
+    rng = np.random.default_rng(window + group)
+    topk = rng.integers(-1, 40, size=(700, 6))
+    kw = dict(request_offsets=[0, 333, 700], capacity=64)
+    assert np.array_equal(greedy_regroup(topk, window, group, **kw),
+                          greedy_regroup_sets(topk, window, group, **kw))

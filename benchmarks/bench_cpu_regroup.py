@@ -15,40 +15,18 @@ import datetime as dt
 import json
 import platform
 import statistics
-import subprocess
 import time
 from pathlib import Path
 
 import numpy as np
 
+from pageweaver_edu.gpu.results import cpu_model, source_commit
 from pageweaver_edu.regroup_bitmap import greedy_regroup
 from pageweaver_edu.regroup_sets import greedy_regroup_sets
 from pageweaver_edu.workloads import make_preset
 
 ROOT = Path(__file__).resolve().parent
 TARGET_W128_MS = 150.0
-
-
-def cpu_model() -> str:
-    """The CPU model string from /proc/cpuinfo (or platform.processor() elsewhere)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def git_commit() -> str:
-    """HEAD's hash, or "uncommitted" when there is no commit (or no git)."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        )
-        return out.stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "uncommitted"
 
 
 def time_calls(fn, runs: int, warmup: int = 1) -> list[float]:
@@ -93,7 +71,7 @@ def main(argv=None) -> dict:
     report = {
         "device": cpu_model(),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "commit": git_commit(),
+        "commit": source_commit(),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "workload": "cap64k",

@@ -20,40 +20,19 @@ import importlib
 import json
 import platform
 import statistics
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 
+from pageweaver_edu.gpu.results import cpu_model, source_commit
+
 ROOT = Path(__file__).resolve().parent
 TARGET_MS = 100.0
 N = 2048
 
 Case = tuple[str, int, Callable[[int], object]]  # name, queries, call(i) for the i-th run
-
-
-def cpu_model() -> str:
-    """The CPU model string from /proc/cpuinfo (or platform.processor() elsewhere)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def git_commit() -> str:
-    """HEAD's hash (with ``+dirty`` when the tree has changes), or "uncommitted"."""
-    try:
-        run = dict(cwd=ROOT, capture_output=True, text=True, check=True)
-        head = subprocess.run(["git", "rev-parse", "HEAD"], **run).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain"], **run).stdout.strip()
-        return head + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "uncommitted"
 
 
 def optional(module: str):
@@ -201,7 +180,7 @@ def main(argv=None) -> dict:
                             "max_ms": round(max(ms), 2)})
 
     report = {"device": cpu_model(), "date": dt.datetime.now(dt.timezone.utc).isoformat(
-        timespec="seconds"), "commit": git_commit(), "python": platform.python_version(),
+        timespec="seconds"), "commit": source_commit(), "python": platform.python_version(),
         "runs": runs, "target_ms": TARGET_MS, "results": results, "skipped": skipped}
     width = max(len(r["name"]) for r in results) if results else 10
     print(f"{report['device']} · Python {report['python']} · {runs} timed calls per case")

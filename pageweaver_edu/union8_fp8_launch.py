@@ -29,29 +29,13 @@ from .device import require_gpu
 from .fp8_emulation import Fp8KV, quantize_kv
 from .gpu.loader import get_kernel, launch
 from .inputs import PageWeaverInputError
-from .union8_launch import DevicePlan
+from .union8_launch import DevicePlan, _positions, _ptr
 
 HEADS, DIM, PAGE = 16, 128, 128
 THREADS = 128
 TILE_BYTES = PAGE * DIM  # 16 KiB
 KERNELS = {"union8": ("union8_fp8", 8, 2), "union4": ("union4_fp8", 4, 1)}  # name, g, CTAs
 ARG_FORMAT = "P" * 13 + "iiiifi"  # the fields of union8_fp8::Args, 128 bytes
-
-
-def _positions(x, n, name):
-    """``[N]`` int32 CUDA copy of an optional per-query vector (c_i or L_i)."""
-    import torch
-
-    if x is None:
-        return None
-    t = x if isinstance(x, torch.Tensor) else torch.from_numpy(np.asarray(x))
-    if tuple(t.shape) != (n,):
-        raise PageWeaverInputError(f"{name} must have shape [N] = ({n},), got {tuple(t.shape)}")
-    return t.to(device="cuda", dtype=torch.int32).contiguous()
-
-
-def _ptr(t) -> int:
-    return 0 if t is None else t.data_ptr()
 
 
 def smem_bytes(slots: int = 2) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import platform
 import subprocess
 from pathlib import Path
 
@@ -75,6 +76,17 @@ def source_commit(root: Path = ROOT) -> str:
         return "uncommitted"
     dirty = _cmd(["git", "status", "--porcelain", "--untracked-files=no"], root)
     return head + ("+worktree" if dirty else "")
+
+
+def cpu_model() -> str:
+    """The CPU model string from /proc/cpuinfo (or ``platform.processor()`` elsewhere)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
 
 
 def result_environment(root: Path = ROOT) -> dict:

@@ -6,38 +6,57 @@
 //   R = unassigned local ids; repeat: seed = min(R), G = [seed], U_G = S_seed;
 //   while |G| < g and R non-empty: j* = argmin_{j in R} (|S_j \ U_G|, j); U_G |= S_j*.
 // The output is π only: execution slot r runs original query π[r]. Q is never touched.
+// A window is W dependent rounds (one per slot), so its time is a fixed part (loads, build,
+// epilogue) plus W x the latency of one round: the two families below attack that round.
 //
-// Layout. Each S_i is a 512-page bitmap of 16 uint32 words (bit p%32 of word p/32), kept in
-// shared memory (one padded row per query, for the broadcast of S_j*) and in the registers
-// of the thread that owns query i. A thread owns QPT queries: QPT = 1 is the paper's "one
-// thread per query" (W threads, W/32 warps); QPT = W/32 is "one warp per window".
+// Family "bits" (the paper's GPU form, any K; kernels regroup_bits_t<W>): one thread per
+// query; each S_i is a 512-page bitmap of 16 uint32 words in the registers of its thread and
+// in a shared row (for the broadcast of S_j*). Each candidate keeps delta_j = |S_j \ U_G|:
+//   key_j = delta_j << 8 | j   (lexicographic (delta, id); ids < 256)
+//   warp winner: one redux.sync min; CTA winner: each warp's lane 0 writes its key to a
+//   double-buffered shared slot, ONE __syncthreads, every thread takes the min of the slots;
+//   update: fresh = S_j* & ~U_G; U_G |= S_j*; delta_j -= Σ_w popcount(bits_j[w] & fresh[w]).
+// Round ≈ 400 SM cycles on the H200: 16 popcounts per thread (the POPC pipe runs at 1/8 of
+// the warp rate) plus the chain redux → bar.sync → shared loads → update.
 //
-// One round (one pick). Each live candidate j keeps delta_j = |S_j \ U_G| in a register.
-//   key_j = delta_j << 8 | j       (lexicographic (delta, id); ids < 256)
-//   warp winner  : one redux.sync min (__reduce_min_sync) over the 32 lanes
-//   CTA winner   : each warp's lane 0 writes its key to a double-buffered shared slot,
-//                  ONE __syncthreads, every thread reads the W/32 keys and takes the min
-//                  (double buffering makes the barrier of round r+1 protect round r's slots)
-//   update       : new = S_j* & ~U_G (the pages j* adds); U_G |= S_j*;
-//                  delta_j -= popcount(bits_j & new)           (incremental variants)
-//                  delta_j  = Σ_w popcount(bits_j[w] & ~U_G[w]) (from-scratch variant)
-// (kSkip restricts the update to the words S_j* occupies; ptxas predicates those popcounts,
-// so it is slower on the H200 — see benchmarks/bench_gpu_regroup_notes.md.) The seed needs no
-// reduction at all: every thread tracks R as a W-bit mask and takes its lowest set bit.
-// Round cost ≈ 400 SM cycles: ~128 for the 16 popcounts of each warp, the rest the chain
-// redux → bar.sync → shared loads → update. A second family ("masks", K <= 16) cuts the round
-// to one popcount per candidate but pays a per-window pair-mask build (see greedy_masks).
+// Family "pairs" (K <= 16, W <= 128; kernels regroup_pairs_w<W>): the CTA first builds, for
+// every ordered pair of window queries (j, i), the 16-bit mask M[j][i] of S_i's Top-K slots
+// k whose page S_j also selects. Then ONE warp runs all W rounds without a barrier: lane l
+// holds candidates i = l + 32q and keeps live_i = S_i's slots not yet in U_G:
+//   seed s : live_i = all_i & ~M[s][i]      pick j* : live_i &= ~M[j*][i]
+//   delta_i = popcount(live_i); j* = redux.sync min over (delta_i << 8 | i)
+// A round is Q shared loads, ANDs and popcounts (Q = candidates per lane) and one redux;
+// the lane's candidates are compacted (Q 4 → 2 → 1) as they leave R. On the H200 a round
+// costs about 140 SM cycles at Q = 2 (redux.sync + move 47, shared load 35, popcount 23).
+// M is built without a pair loop: C_p = the W-bit column of window queries selecting page p
+// (shared, one atomicOr per edge); thread i gathers C_{p_k} of its own slots k (a 16 x W
+// bit matrix) and transposes it in registers, 16 x 16 bits at a time (four butterfly
+// stages), into M[·][i].
 //
 // Capacity fallback (§4), decided on the GPU without a host sync: a window that sees a valid
 // page id >= B (or a length L_i > B·P) writes the identity; windows of a multi-window chunk
 // then meet in a per-(head, chunk) 64-bit word in global scratch (zero at rest; one atomic
 // add per window: finished windows | flagged windows << 32): the last window of the chunk
 // to finish resets it to zero and, if any window was flagged, rewrites the whole chunk with
-// the identity. Ids >= B never index a
-// bitmap: they only raise the flag.
+// the identity. Ids >= B never index a bitmap or a column: they only raise the flag.
 #include "pageweaver_common.cuh"
 
 #include <stdint.h>
+
+#ifdef PW_PHASE_CLOCKS
+// Benchmark-only instrumentation (benchmarks/bench_gpu_regroup.py, phase table): thread 0
+// of every CTA stores clock64() at each phase boundary: 0 entry, 1 own ids deduplicated,
+// 2 page columns C_p complete, 3 pair masks M complete, 4 rounds done, 5 epilogue done.
+constexpr int kPhases = 6;
+extern "C" {
+__device__ long long pw_phase_cycles[kPhases * 65536];
+}
+#define PW_PHASE(p)                                                                        \
+  if (threadIdx.x == 0)                                                                    \
+  pw_phase_cycles[(blockIdx.y * gridDim.x + blockIdx.x) * kPhases + (p)] = clock64()
+#else
+#define PW_PHASE(p)
+#endif
 
 namespace pageweaver {
 namespace regroup {
@@ -57,36 +76,32 @@ struct Args {
   int num_chunks;                       // C
   int group;                            // g
   int capacity;                         // B <= 512
+  int uniform;                          // W when window m is rows [m·W, min((m+1)·W, N)) of
+                                        // one chunk holding every row (no table loads), else 0
 };
+
 
 __device__ __forceinline__ void write_identity(int* perm, int begin, int end) {
   for (int i = begin + static_cast<int>(threadIdx.x); i < end; i += blockDim.x) perm[i] = i;
 }
 
-// Loads the window's ids (coalesced, 16-byte loads when K % 4 == 0), sets the bits of S_i
-// in the shared rows and reports whether any id needs the capacity fallback.
-// Loads the window's ids (16-byte loads when K % 4 == 0, several in flight per thread), sets
-// the bits of S_i in the shared rows (and, with CW > 0, bit i of page p's window column
-// cols[p][i / 32]) and reports whether any id or length needs the capacity fallback.
-template <int NT, int QPT, int CW>
+// Family "bits": loads the window's ids (16-byte loads when K % 4 == 0, four in flight per
+// thread), sets the bits of S_i in the shared rows and reports whether any id or length
+// needs the capacity fallback.
+template <int NT>
 __device__ __forceinline__ bool build_rows(const Args& a, const int* rows, int start, int size,
-                                          uint32_t* sm_rows, uint32_t* sm_cols) {
-  constexpr int kInFlight = 4 * QPT;  // independent loads issued before the first use
+                                          uint32_t* sm_rows) {
+  constexpr int kInFlight = 4;  // independent loads issued before the first use
   const int tid = threadIdx.x;
-  long long len[QPT];  // L_i of the owned queries, loaded first (consumed last)
-#pragma unroll
-  for (int q = 0; q < QPT; ++q) {
-    const int t = tid + q * NT;
-    len[q] = (a.lengths != nullptr && t < size) ? __ldg(a.lengths + start + t) : 0;
-  }
-  bool over = false;
+  // L_i of the owned query, loaded first (consumed last)
+  const long long len = (a.lengths != nullptr && tid < size) ? __ldg(a.lengths + start + tid) : 0;
+  bool over = len > a.len_limit;
   auto add = [&](int p, int r) {
     if (p < 0) return;
     if (p >= a.capacity) {
       over = true;  // never indexes a bitmap
     } else {
       atomicOr(sm_rows + r * kRowStride + (p >> 5), 1u << (p & 31));
-      if constexpr (CW > 0) atomicOr(sm_cols + p * CW + (r >> 5), 1u << (r & 31));
     }
   };
   const int total = size * a.k;
@@ -127,9 +142,6 @@ __device__ __forceinline__ bool build_rows(const Args& a, const int* rows, int s
       }
     }
   }
-#pragma unroll
-  for (int q = 0; q < QPT; ++q)
-    if (len[q] > a.len_limit) over = true;
   return __syncthreads_or(over) != 0;
 }
 
@@ -150,6 +162,15 @@ __device__ __forceinline__ int lowest_bit(const uint32_t (&R)[RW]) {
   return id;
 }
 
+template <int RW>
+__device__ __forceinline__ void init_remaining(uint32_t (&R)[RW], int size) {
+#pragma unroll
+  for (int w = 0; w < RW; ++w) {
+    const int left = size - 32 * w;
+    R[w] = left >= 32 ? 0xffffffffu : (left > 0 ? (1u << left) - 1u : 0u);
+  }
+}
+
 __device__ __forceinline__ void load_row(const uint32_t* sm_bits, int id, uint32_t (&S)[kBitmapWords]) {
   const uint4* row = reinterpret_cast<const uint4*>(sm_bits + id * kRowStride);
 #pragma unroll
@@ -160,16 +181,6 @@ __device__ __forceinline__ void load_row(const uint32_t* sm_bits, int id, uint32
     S[4 * v + 2] = x.z;
     S[4 * v + 3] = x.w;
   }
-}
-
-// Seed of a new group: min(R), known to every thread without communication; it leaves R and
-// runs in execution slot `slot` (thread 0 writes π[start + slot]).
-template <int RW>
-__device__ __forceinline__ int take_seed(uint32_t (&R)[RW], int* perm, int start, int slot) {
-  const int seed = lowest_bit(R);
-  clear_bit(R, seed);
-  if (threadIdx.x == 0) perm[start + slot] = start + seed;
-  return seed;
 }
 
 // CTA-wide min of a (delta << 8 | id) key: redux.sync inside each warp, then (with several
@@ -199,211 +210,277 @@ __device__ __forceinline__ unsigned cta_min(unsigned key, unsigned* sm_key, int&
   return key;
 }
 
-template <int RW>
-__device__ __forceinline__ void init_remaining(uint32_t (&R)[RW], int size) {
-#pragma unroll
-  for (int w = 0; w < RW; ++w) {
-    const int left = size - 32 * w;
-    R[w] = left >= 32 ? 0xffffffffu : (left > 0 ? (1u << left) - 1u : 0u);
-  }
-}
-
-// ---- Variant family "bits": every candidate keeps S_j (16 words) and delta_j in registers.
-// MODE kFull recomputes delta_j from scratch, kIncr lowers it by popcount(bits_j & new) over
-// all 16 words, kSkip only over the words that S_j* occupies.
-constexpr int kFull = 0, kIncr = 1, kSkip = 2;
-// The greedy of one window (size <= NT * QPT), writing π[start + slot].
-template <int NT, int QPT, int MODE>
-__device__ __forceinline__ void greedy_window(const Args& a, int* perm, int start, int size,
-                                              const uint32_t* sm_bits, unsigned* sm_key) {
-  constexpr int WMAX = NT * QPT;
-  constexpr int RW = (WMAX + 31) / 32;
+// The greedy of one window (size <= NT), one thread per query; thread 0 writes π[start + slot].
+// Every candidate keeps S_j and delta_j = |S_j \ U_G| in registers; the seed is min(R), which
+// every thread knows from its copy of the W-bit mask R without any communication.
+template <int NT>
+__device__ __forceinline__ void greedy_bits(const Args& a, int* perm, int start, int size,
+                                            const uint32_t* sm_bits, unsigned* sm_key) {
+  constexpr int RW = (NT + 31) / 32;
   const int tid = threadIdx.x;
-
-  uint32_t bits[QPT][kBitmapWords];  // S_j of the queries this thread owns
-  int delta[QPT];                    // |S_j \ U_G|
-  bool alive[QPT];                   // j still in R
-#pragma unroll
-  for (int q = 0; q < QPT; ++q) {
-    load_row(sm_bits, tid + q * NT, bits[q]);
-    alive[q] = tid + q * NT < size;
-    delta[q] = 0;
-  }
-  if constexpr (MODE == kSkip) {
-    // Word occupancy of every S_j (bit w set when word w has a page), in the row's padding.
-#pragma unroll
-    for (int q = 0; q < QPT; ++q) {
-      uint32_t occ = 0u;
-#pragma unroll
-      for (int w = 0; w < kBitmapWords; ++w) occ |= (bits[q][w] != 0u ? 1u : 0u) << w;
-      const_cast<uint32_t*>(sm_bits)[(tid + q * NT) * kRowStride + kBitmapWords] = occ;
-    }
-    __syncthreads();
-  }
+  uint32_t bits[kBitmapWords];  // S_j of this thread's query j = tid
+  load_row(sm_bits, tid, bits);
+  bool alive = tid < size;      // j still in R
+  int delta = 0;
   uint32_t R[RW];
   init_remaining(R, size);
   uint32_t U[kBitmapWords];  // U_G, identical in every thread
   int slot = 0, parity = 0;
   while (slot < size) {
-    const int seed = take_seed(R, perm, start, slot);
-#pragma unroll
-    for (int q = 0; q < QPT; ++q)
-      if (tid + q * NT == seed) alive[q] = false;
+    const int seed = lowest_bit(R);
+    clear_bit(R, seed);
+    if (tid == 0) perm[start + slot] = start + seed;
+    alive = alive && tid != seed;
     ++slot;
     load_row(sm_bits, seed, U);
+    delta = 0;
 #pragma unroll
-    for (int q = 0; q < QPT; ++q) {
-      int d = 0;
-#pragma unroll
-      for (int w = 0; w < kBitmapWords; ++w) d += __popc(bits[q][w] & ~U[w]);
-      delta[q] = d;
-    }
+    for (int w = 0; w < kBitmapWords; ++w) delta += __popc(bits[w] & ~U[w]);
     for (int members = 1; members < a.group && slot < size;) {
-      unsigned key = 0xffffffffu;
-#pragma unroll
-      for (int q = 0; q < QPT; ++q)
-        if (alive[q]) key = min(key, (static_cast<unsigned>(delta[q]) << 8) | (tid + q * NT));
+      unsigned key = alive ? (static_cast<unsigned>(delta) << 8) | tid : 0xffffffffu;
       key = cta_min<NT>(key, sm_key, parity);
       const int j = static_cast<int>(key & 0xffu);
       if (tid == 0) perm[start + slot] = start + j;
-#pragma unroll
-      for (int q = 0; q < QPT; ++q)
-        if (tid + q * NT == j) alive[q] = false;
+      alive = alive && tid != j;
       clear_bit(R, j);
       ++slot;
       ++members;
       if (members == a.group || slot == size) break;  // U_G resets: no update needed
       uint32_t S[kBitmapWords];
       load_row(sm_bits, j, S);
-      if constexpr (MODE == kSkip) {
-        // Only the words S_j* occupies can add pages; the mask is made warp-uniform (shfl)
-        // so that the skipped words cost a uniform branch instead of 16 popcounts.
-        const uint32_t occ =
-            __shfl_sync(0xffffffffu, sm_bits[j * kRowStride + kBitmapWords], 0);
 #pragma unroll
-        for (int w = 0; w < kBitmapWords; ++w) {
-          if (occ & (1u << w)) {
-            const uint32_t fresh = S[w] & ~U[w];
-            U[w] |= S[w];
-#pragma unroll
-            for (int q = 0; q < QPT; ++q) delta[q] -= __popc(bits[q][w] & fresh);
-          }
-        }
-      } else if constexpr (MODE == kIncr) {
-#pragma unroll
-        for (int w = 0; w < kBitmapWords; ++w) {
-          const uint32_t fresh = S[w] & ~U[w];  // pages j* adds to U_G
-          U[w] |= S[w];
-#pragma unroll
-          for (int q = 0; q < QPT; ++q) delta[q] -= __popc(bits[q][w] & fresh);
-        }
-      } else {
-#pragma unroll
-        for (int w = 0; w < kBitmapWords; ++w) U[w] |= S[w];
-#pragma unroll
-        for (int q = 0; q < QPT; ++q) {
-          int d = 0;
-#pragma unroll
-          for (int w = 0; w < kBitmapWords; ++w) d += __popc(bits[q][w] & ~U[w]);
-          delta[q] = d;
-        }
+      for (int w = 0; w < kBitmapWords; ++w) {
+        const uint32_t fresh = S[w] & ~U[w];  // pages j* adds to U_G
+        U[w] |= S[w];
+        delta -= __popc(bits[w] & fresh);
       }
     }
   }
 }
 
-// ---- Variant family "masks" (K <= 16): precompute, once per window, for every pair (j, i)
-// the 16-bit mask M[j][i] of S_i's pages (numbered in ascending order, bit k = k-th page)
-// that S_j also selects. Candidate i then keeps live_i = its pages not yet in U_G:
-//   seed s : live_i = all_i & ~M[s][i]        pick j* : live_i &= ~M[j*][i]
-//   delta_i = |S_i \ U_G| = popcount(live_i)
-// so a round costs one 2-byte shared load, one AND and one popcount per candidate instead of
-// 16 words: the round's latency is the winner reduction. M is built from page columns
-// (cols[p] = the window queries selecting p): for each own page k and each j in cols[p_k],
-// M[j][i] |= 1 << k (shared atomics; Σ_p |cols[p]|^2 of them per window).
-template <int NT, int QPT>
-__device__ __forceinline__ void greedy_masks(const Args& a, int* perm, int start, int size,
-                                             uint32_t* sm_shared, const uint32_t* sm_cols,
-                                             unsigned* sm_key) {
-  constexpr int WMAX = NT * QPT;
-  constexpr int CW = WMAX / 32;
-  constexpr int RW = CW;
-  const int tid = threadIdx.x;
-  uint32_t all[QPT];
-  {
-    uint32_t bits[QPT][kBitmapWords];
+// ---- Family "pairs" (K <= 16, W <= 128): see the file comment.
+constexpr int kPairSlots = 16;  // Top-K slots per query a 16-bit pair mask can name
+
+template <int W>
+struct PairsShared {
+  static constexpr int CW = W / 32;                 // words of a page column C_p
+  uint32_t cols[kBitmapCapacity * CW];              // C_p: bit i%32 of word i/32 = query i selects p
+  uint16_t pairs[W * W];                            // M[j][i] at j * W + i
+  uint32_t all[W];                                  // all_i: S_i's valid, distinct slots
+  int perm[W];                                      // local π of the window
+  uint4 moved[W];                                   // candidates in flight during a compaction
+};
+
+// In-register transpose of two 16 x 16 bit blocks held side by side in 16 words: afterwards
+// bit k of the low (high) half of x[t] is bit t (16 + t) of the original x[k]. Four butterfly
+// stages; a shifted bit never crosses into the other half (the masks keep it in place).
+__device__ __forceinline__ void transpose_16x16x2(uint32_t (&x)[kPairSlots]) {
+  constexpr uint32_t kMask[4] = {0x00FF00FFu, 0x0F0F0F0Fu, 0x33333333u, 0x55555555u};
 #pragma unroll
-    for (int q = 0; q < QPT; ++q) load_row(sm_shared, tid + q * NT, bits[q]);
-    __syncthreads();  // the rows are in registers: their space becomes M
-    uint4* z = reinterpret_cast<uint4*>(sm_shared);
-    for (int i = tid; i < WMAX * WMAX / 8; i += NT) z[i] = make_uint4(0u, 0u, 0u, 0u);
-    __syncthreads();
+  for (int stage = 0; stage < 4; ++stage) {
+    const int s = 8 >> stage;
 #pragma unroll
-    for (int q = 0; q < QPT; ++q) {
-      const int id = tid + q * NT;
-      const uint32_t half = (id & 1) ? 16u : 0u;
-      uint32_t* mcol = sm_shared + (id >> 1);  // M[j][id] lives in word j * WMAX/2 + id/2
-      int k = 0;
-#pragma unroll
-      for (int w = 0; w < kBitmapWords; ++w) {
-        uint32_t x = bits[q][w];
-        while (x != 0u) {
-          const int p = 32 * w + __ffs(x) - 1;
-          x &= x - 1u;
-          const uint32_t bit = (1u << k) << half;
-#pragma unroll
-          for (int c = 0; c < CW; ++c) {
-            uint32_t col = sm_cols[p * CW + c];
-            while (col != 0u) {
-              const int j = 32 * c + __ffs(col) - 1;
-              col &= col - 1u;
-              atomicOr(mcol + j * (WMAX / 2), bit);
-            }
-          }
-          ++k;
-        }
-      }
-      all[q] = k >= 32 ? 0xffffffffu : (1u << k) - 1u;
+    for (int k = 0; k < kPairSlots; ++k) {
+      if (k & s) continue;
+      const uint32_t t = ((x[k] >> s) ^ x[k + s]) & kMask[stage];
+      x[k + s] ^= t;
+      x[k] ^= t << s;
     }
-    __syncthreads();
   }
-  const uint16_t* M = reinterpret_cast<const uint16_t*>(sm_shared);
-  uint32_t live[QPT];
-  bool alive[QPT];
+}
+
+// Issues the loads of query i's Top-K row (K <= 16) into p (-1 past K or for no query).
+__device__ __forceinline__ void load_own_ids(const Args& a, const int* row, bool present,
+                                             int (&p)[kPairSlots]) {
+  if (present && (a.k & 3) == 0) {
+    const int4* row4 = reinterpret_cast<const int4*>(row);
 #pragma unroll
-  for (int q = 0; q < QPT; ++q) {
-    alive[q] = tid + q * NT < size;
-    live[q] = 0u;
+    for (int v = 0; v < kPairSlots / 4; ++v) {
+      const int4 x = 4 * v < a.k ? __ldg(row4 + v) : make_int4(-1, -1, -1, -1);
+      p[4 * v] = x.x;
+      p[4 * v + 1] = x.y;
+      p[4 * v + 2] = x.z;
+      p[4 * v + 3] = x.w;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kPairSlots; ++k) p[k] = present && k < a.k ? __ldg(row + k) : -1;
   }
-  uint32_t R[RW];
-  init_remaining(R, size);
-  int slot = 0, parity = 0;
-  while (slot < size) {
-    const int seed = take_seed(R, perm, start, slot);
+}
+
+// The mask of valid, distinct slots (0 <= id < B, first occurrence of a repeated id); `over`
+// is raised by an id >= B.
+__device__ __forceinline__ uint32_t own_slots(const Args& a, const int (&p)[kPairSlots],
+                                              bool& over) {
+  uint32_t valid = 0u;
 #pragma unroll
-    for (int q = 0; q < QPT; ++q) {
-      if (tid + q * NT == seed) alive[q] = false;
-      live[q] = all[q] & ~static_cast<uint32_t>(M[seed * WMAX + tid + q * NT]);
+  for (int k = 0; k < kPairSlots; ++k) {
+    over = over || p[k] >= a.capacity;
+    bool ok = p[k] >= 0 && p[k] < a.capacity;
+#pragma unroll
+    for (int m = 0; m < k; ++m) ok = ok && p[m] != p[k];
+    valid |= static_cast<uint32_t>(ok) << k;
+  }
+  return valid;
+}
+
+// Builds C_p and M for the window (one thread per query) and reports the capacity fallback.
+template <int W>
+__device__ __forceinline__ bool build_pairs(const Args& a, const int* rows, int start, int size,
+                                            PairsShared<W>& sm) {
+  constexpr int CW = PairsShared<W>::CW;
+  const int i = threadIdx.x;
+  const bool present = i < size;
+  int p[kPairSlots];
+  load_own_ids(a, rows + i * a.k, present, p);
+  const long long len = (a.lengths != nullptr && present) ? __ldg(a.lengths + start + i) : 0;
+  {  // zero the columns while the ids are in flight
+    uint4* z = reinterpret_cast<uint4*>(sm.cols);
+    for (int e = i; e < kBitmapCapacity * CW / 4; e += W) z[e] = make_uint4(0u, 0u, 0u, 0u);
+  }
+  bool over = len > a.len_limit;
+  const uint32_t valid = own_slots(a, p, over);
+  PW_PHASE(1);
+  sm.all[i] = valid;
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < kPairSlots; ++k)
+    if (valid & (1u << k)) atomicOr(sm.cols + p[k] * CW + (i >> 5), 1u << (i & 31));
+  if (__syncthreads_or(over)) return true;
+  PW_PHASE(2);
+#pragma unroll
+  for (int w = 0; w < CW; ++w) {
+    uint32_t x[kPairSlots];  // row k: word w of C_{p_k}, the window queries selecting slot k's page
+#pragma unroll
+    for (int k = 0; k < kPairSlots; ++k)
+      x[k] = (valid >> k) & 1u ? sm.cols[p[k] * CW + w] : 0u;
+    transpose_16x16x2(x);  // x[t] = M[32w + t][i] | M[32w + 16 + t][i] << 16
+#pragma unroll
+    for (int t = 0; t < kPairSlots; ++t) {
+      sm.pairs[(32 * w + t) * W + i] = static_cast<uint16_t>(x[t]);
+      sm.pairs[(32 * w + 16 + t) * W + i] = static_cast<uint16_t>(x[t] >> 16);
+    }
+  }
+  __syncthreads();
+  return false;
+}
+
+// Candidates held by one lane of the greedy warp, Q per lane. A candidate's key is
+// (delta << 16) + tie, tie = its row offset in M (j·2W bytes): ordered as (delta, j), and the
+// winner's key names the row that every lane reads next. A candidate that left R has tie
+// kDeadKey (above every live key, no overflow).
+constexpr unsigned kDeadKey = 0x7fff0000u;
+template <int Q>
+struct Candidates {
+  unsigned tie[Q];   // j·2W while j is in R, else kDeadKey
+  uint32_t live[Q];  // live_j: j's slots whose page is not in U_G
+  uint32_t all[Q];   // all_j
+  uint32_t col[Q];   // byte offset of column j in M (2j)
+};
+
+// Rounds until `end` slots of the window are filled (one pick per round). A round is a seed
+// (min(R), no reduction) when the group is empty, else one redux.sync over the keys; then the
+// picked row j leaves R and every candidate i drops the slots j also selects:
+// live_i &= ~M[j][i]. π's slot goes to shared memory (lane 0).
+template <int W, int Q, int RW>
+__device__ __forceinline__ void pair_rounds(const Args& a, PairsShared<W>& sm, Candidates<Q>& c,
+                                            uint32_t (&R)[RW], int& slot, int& members,
+                                            int end) {
+  constexpr unsigned kRowBytes = 2 * W;
+  static_assert(W * kRowBytes <= 0x10000u, "row offsets fit the low 16 bits of a key");
+  const char* m = reinterpret_cast<const char*>(sm.pairs);
+  auto take = [&](unsigned off) {  // j = off / 2W leaves R and joins G
+    const int j = static_cast<int>(off / kRowBytes);
+    clear_bit(R, j);
+    if (threadIdx.x == 0) sm.perm[slot] = j;
+    // also after a group's last member, where the next seed resets live: no branch
+#pragma unroll
+    for (int q = 0; q < Q; ++q) {
+      c.tie[q] = c.tie[q] == off ? kDeadKey : c.tie[q];
+      c.live[q] &= ~*reinterpret_cast<const uint16_t*>(m + off + c.col[q]);
     }
     ++slot;
-    for (int members = 1; members < a.group && slot < size;) {
+  };
+  while (slot < end) {
+    if (members == 0) {  // seed: min(R), known to every lane; U_G restarts from S_seed
+#pragma unroll
+      for (int q = 0; q < Q; ++q) c.live[q] = c.all[q];
+      take(lowest_bit(R) * kRowBytes);
+      members = 1;
+    }
+    for (; members < a.group && slot < end; ++members) {
       unsigned key = 0xffffffffu;
 #pragma unroll
-      for (int q = 0; q < QPT; ++q)
-        if (alive[q]) key = min(key, (static_cast<unsigned>(__popc(live[q])) << 8) | (tid + q * NT));
-      key = cta_min<NT>(key, sm_key, parity);
-      const int j = static_cast<int>(key & 0xffu);
-      if (tid == 0) perm[start + slot] = start + j;
-      clear_bit(R, j);
-      ++slot;
-      ++members;
-#pragma unroll
-      for (int q = 0; q < QPT; ++q) {
-        if (tid + q * NT == j) alive[q] = false;
-        live[q] &= ~static_cast<uint32_t>(M[j * WMAX + tid + q * NT]);
-      }
+      for (int q = 0; q < Q; ++q)
+        key = min(key, (static_cast<unsigned>(__popc(c.live[q])) << 16) + c.tie[q]);
+      take(__reduce_min_sync(0xffffffffu, key) & 0xffffu);
     }
+    if (members == a.group) members = 0;
   }
+}
+
+// Moves the candidates still in R (at most 32·Q/2 of them) into Q/2 per lane, in id order.
+template <int W, int Q>
+__device__ __forceinline__ Candidates<Q / 2> compact(PairsShared<W>& sm, const Candidates<Q>& c) {
+  const unsigned lane = threadIdx.x, below = (1u << lane) - 1u;
+  int base = 0;
+  __syncwarp();
+#pragma unroll
+  for (int q = 0; q < Q; ++q) {
+    const bool in_r = c.tie[q] != kDeadKey;
+    const unsigned mask = __ballot_sync(0xffffffffu, in_r);
+    if (in_r)
+      sm.moved[base + __popc(mask & below)] = make_uint4(c.tie[q], c.live[q], c.all[q], c.col[q]);
+    base += __popc(mask);
+  }
+  __syncwarp();
+  Candidates<Q / 2> out;
+#pragma unroll
+  for (int q = 0; q < Q / 2; ++q) {
+    const int d = lane + 32 * q;
+    const uint4 v = d < base ? sm.moved[d] : make_uint4(kDeadKey, 0u, 0u, 0u);
+    out.tie[q] = v.x, out.live[q] = v.y, out.all[q] = v.z, out.col[q] = v.w;
+  }
+  return out;
+}
+
+// Rounds with Q candidates per lane while more than 32·Q/2 remain, then compaction to Q/2
+// (each halving removes Q/2 loads and popcounts from every later round).
+template <int W, int Q, int RW>
+__device__ __forceinline__ void pair_phases(const Args& a, PairsShared<W>& sm, Candidates<Q>& c,
+                                            uint32_t (&R)[RW], int& slot, int& members,
+                                            int size) {
+  if constexpr (Q == 1) {
+    pair_rounds<W>(a, sm, c, R, slot, members, size);
+  } else {
+    pair_rounds<W>(a, sm, c, R, slot, members, size - 32 * (Q / 2));
+    Candidates<Q / 2> half = compact<W>(sm, c);
+    pair_phases<W>(a, sm, half, R, slot, members, size);
+  }
+}
+
+// The W rounds of the window in warp 0 alone (no barrier): lane l starts with candidates
+// l + 32q. Writes the local π to shared memory, then π[start + r] with coalesced stores.
+template <int W>
+__device__ __forceinline__ void greedy_pairs(const Args& a, int* perm, int start, int size,
+                                             PairsShared<W>& sm) {
+  constexpr int Q = W / 32;
+  const int lane = threadIdx.x;
+  Candidates<Q> c;
+#pragma unroll
+  for (int q = 0; q < Q; ++q) {
+    const int i = lane + 32 * q;
+    c.tie[q] = i < size ? i * 2u * W : kDeadKey;
+    c.all[q] = sm.all[i];
+    c.live[q] = 0u;
+    c.col[q] = 2u * i;
+  }
+  uint32_t R[Q];
+  init_remaining(R, size);
+  int slot = 0, members = 0;
+  pair_phases<W>(a, sm, c, R, slot, members, size);
+  __syncwarp();
+  for (int r = lane; r < size; r += 32) perm[start + r] = start + sm.perm[r];
 }
 
 // Chunk epilogue of the capacity fallback (see the file comment). One 64-bit atomic per
@@ -429,108 +506,89 @@ __device__ __forceinline__ void chunk_epilogue(const Args& a, int* perm, int hea
   if (*sm_last) write_identity(perm, ch.x, ch.x + ch.y);
 }
 
-// One window, both families: zero the shared rows (and, with CW > 0, the page columns), build
-// the bitmaps, then either the capacity fallback (identity) or `greedy(perm, start, size)`,
-// and the chunk epilogue.
-template <int NT, int QPT, int CW, class Greedy>
-__device__ __forceinline__ void regroup_window(const Args& a, uint32_t* sm_rows,
-                                               uint32_t* sm_cols, int* sm_last,
+// One window: `build` fills the family's shared state and returns the capacity-fallback
+// flag (CTA-uniform); then the identity or `greedy(perm, start, size)`, and the epilogue.
+template <class Build, class Greedy>
+__device__ __forceinline__ void regroup_window(const Args& a, int* sm_last, const Build& build,
                                                const Greedy& greedy) {
-  constexpr int WMAX = NT * QPT;
-  const int tid = threadIdx.x;
+  PW_PHASE(0);
   const int head = blockIdx.y;
-  const int4 win = a.windows[blockIdx.x];
+  int4 win, ch;  // (start, size, chunk, 0) and (start, size, windows, 0)
+  if (a.uniform > 0) {
+    const int first = static_cast<int>(blockIdx.x) * a.uniform;
+    win = make_int4(first, min(a.uniform, a.n - first), 0, 0);
+    ch = make_int4(0, a.n, static_cast<int>(gridDim.x), 0);
+  } else {
+    win = a.windows[blockIdx.x];
+    ch = a.chunks[win.z];
+  }
   const int start = win.x, size = win.y, chunk = win.z;
-  const int4 ch = a.chunks[chunk];
   int* perm = a.perm + static_cast<long long>(head) * a.n;
   const int* rows = a.topk + (static_cast<long long>(head) * a.n + start) * a.k;
-
-  {
-    uint4* z = reinterpret_cast<uint4*>(sm_rows);
-    for (int i = tid; i < WMAX * kRowStride / 4; i += NT) z[i] = make_uint4(0u, 0u, 0u, 0u);
-    if constexpr (CW > 0) {
-      uint4* zc = reinterpret_cast<uint4*>(sm_cols);
-      for (int i = tid; i < kBitmapCapacity * CW / 4; i += NT) zc[i] = make_uint4(0u, 0u, 0u, 0u);
-    }
-  }
-  __syncthreads();
-  const bool over = build_rows<NT, QPT, CW>(a, rows, start, size, sm_rows, sm_cols);
+  const bool over = build(rows, start, size);
+  PW_PHASE(3);
   if (over) {
     write_identity(perm, start, start + size);
   } else {
     greedy(perm, start, size);
   }
+  PW_PHASE(4);
   chunk_epilogue(a, perm, head, chunk, ch, over, sm_last);
+  PW_PHASE(5);
 }
 
-template <int NT, int QPT, int MODE>
-__device__ __forceinline__ void regroup_cta(const Args& a) {
-  constexpr int WMAX = NT * QPT;
-  static_assert(WMAX <= 256, "ids are packed into 8 bits of the (delta, id) key");
+template <int NT>
+__device__ __forceinline__ void regroup_cta_bits(const Args& a) {
+  static_assert(NT <= 256, "ids are packed into 8 bits of the (delta, id) key");
   static_assert(NT % 32 == 0, "whole warps only");
-  __shared__ __align__(16) uint32_t sm_bits[WMAX * kRowStride];
+  __shared__ __align__(16) uint32_t sm_bits[NT * kRowStride];
   __shared__ __align__(16) unsigned sm_key[2 * (NT / 32) + 4];
   __shared__ int sm_last;
-
-  regroup_window<NT, QPT, 0>(a, sm_bits, nullptr, &sm_last, [&](int* perm, int start, int size) {
-    greedy_window<NT, QPT, MODE>(a, perm, start, size, sm_bits, sm_key);
+  auto build = [&](const int* rows, int start, int size) {
+    uint4* z = reinterpret_cast<uint4*>(sm_bits);
+    for (int i = threadIdx.x; i < NT * kRowStride / 4; i += NT) z[i] = make_uint4(0u, 0u, 0u, 0u);
+    __syncthreads();
+    return build_rows<NT>(a, rows, start, size, sm_bits);
+  };
+  regroup_window(a, &sm_last, build, [&](int* perm, int start, int size) {
+    greedy_bits<NT>(a, perm, start, size, sm_bits, sm_key);
   });
 }
 
-template <int NT, int QPT>
-__device__ __forceinline__ void regroup_cta_masks(const Args& a) {
-  constexpr int WMAX = NT * QPT;
-  constexpr int CW = WMAX / 32;
-  constexpr int ROW_WORDS = WMAX * kRowStride;
-  constexpr int M_WORDS = WMAX * WMAX / 2;  // 16-bit masks, two per word
-  static_assert(WMAX <= 128, "M is WMAX x WMAX 16-bit masks in static shared memory");
-  __shared__ __align__(16) uint32_t sm_shared[ROW_WORDS > M_WORDS ? ROW_WORDS : M_WORDS];
-  __shared__ __align__(16) uint32_t sm_cols[kBitmapCapacity * CW];
-  __shared__ __align__(16) unsigned sm_key[2 * (NT / 32) + 4];
+template <int W>
+__device__ __forceinline__ void regroup_cta_pairs(const Args& a) {
+  static_assert(W == 32 || W == 64 || W == 128, "one warp holds W / 32 candidates per lane");
+  __shared__ __align__(16) PairsShared<W> sm;
   __shared__ int sm_last;
-
-  regroup_window<NT, QPT, CW>(a, sm_shared, sm_cols, &sm_last,
-                              [&](int* perm, int start, int size) {
-    greedy_masks<NT, QPT>(a, perm, start, size, sm_shared, sm_cols, sm_key);
+  regroup_window(a, &sm_last, [&](const int* rows, int start, int size) {
+    return build_pairs<W>(a, rows, start, size, sm);
+  }, [&](int* perm, int start, int size) {
+    if (threadIdx.x < 32) greedy_pairs<W>(a, perm, start, size, sm);
   });
 }
 
 }  // namespace regroup
 }  // namespace pageweaver
 
-// Variants: regroup_t<threads>_q<queries per thread>_<incr|full> (family "bits", any K) and
-// regroup_m_t<threads>_q<queries per thread> (family "masks", K <= 16). The launcher picks
-// one whose threads * queries >= W; the benchmark times them all.
-// Kernel parameters (prepared format "PPPPPPqiiiii"): topk, lengths, windows, chunks, perm,
-// scratch, len_limit, n, k, num_chunks, group, capacity.
+// Variants: regroup_bits_t<threads> (any K, W <= threads) and regroup_pairs_w<W> (K <= 16,
+// W <= 128, W threads). The launcher picks one that holds W; the benchmark times them all.
+// Kernel parameters (prepared format "PPPPPPqiiiiii"): topk, lengths, windows, chunks, perm,
+// scratch, len_limit, n, k, num_chunks, group, capacity, uniform.
 #define PW_REGROUP_ENTRY(NT, NAME, BODY)                                                       \
   extern "C" __global__ void __launch_bounds__(NT, 2)                                         \
       NAME(const int* topk, const long long* lengths, const int4* windows, const int4* chunks, \
            int* perm, int* scratch, long long len_limit, int n, int k, int num_chunks,        \
-           int group, int capacity) {                                                          \
-    const pageweaver::regroup::Args a{topk,      lengths, windows, chunks, perm,     scratch,  \
-                                      len_limit, n,       k,       num_chunks, group, capacity}; \
+           int group, int capacity, int uniform) {                                             \
+    const pageweaver::regroup::Args a{topk,       lengths, windows, chunks,   perm,   scratch,   \
+                                      len_limit,  n,       k,       num_chunks, group, capacity, \
+                                      uniform};                                                 \
     BODY(a);                                                                                   \
   }
-#define PW_BITS(NT, QPT, MODE) pageweaver::regroup::regroup_cta<NT, QPT, pageweaver::regroup::MODE>
-#define PW_MASKS(NT, QPT) pageweaver::regroup::regroup_cta_masks<NT, QPT>
 
-PW_REGROUP_ENTRY(32, regroup_t32_q1_incr, PW_BITS(32, 1, kIncr))
-PW_REGROUP_ENTRY(64, regroup_t64_q1_incr, PW_BITS(64, 1, kIncr))
-PW_REGROUP_ENTRY(128, regroup_t128_q1_incr, PW_BITS(128, 1, kIncr))
-PW_REGROUP_ENTRY(256, regroup_t256_q1_incr, PW_BITS(256, 1, kIncr))
-PW_REGROUP_ENTRY(64, regroup_t64_q1_full, PW_BITS(64, 1, kFull))
-PW_REGROUP_ENTRY(128, regroup_t128_q1_full, PW_BITS(128, 1, kFull))
-PW_REGROUP_ENTRY(32, regroup_t32_q2_incr, PW_BITS(32, 2, kIncr))
-PW_REGROUP_ENTRY(32, regroup_t32_q4_incr, PW_BITS(32, 4, kIncr))
-PW_REGROUP_ENTRY(64, regroup_t64_q2_incr, PW_BITS(64, 2, kIncr))
-PW_REGROUP_ENTRY(32, regroup_t32_q1_skip, PW_BITS(32, 1, kSkip))
-PW_REGROUP_ENTRY(64, regroup_t64_q1_skip, PW_BITS(64, 1, kSkip))
-PW_REGROUP_ENTRY(128, regroup_t128_q1_skip, PW_BITS(128, 1, kSkip))
-PW_REGROUP_ENTRY(256, regroup_t256_q1_skip, PW_BITS(256, 1, kSkip))
-PW_REGROUP_ENTRY(32, regroup_m_t32_q1, PW_MASKS(32, 1))
-PW_REGROUP_ENTRY(64, regroup_m_t64_q1, PW_MASKS(64, 1))
-PW_REGROUP_ENTRY(128, regroup_m_t128_q1, PW_MASKS(128, 1))
-PW_REGROUP_ENTRY(32, regroup_m_t32_q2, PW_MASKS(32, 2))
-PW_REGROUP_ENTRY(32, regroup_m_t32_q4, PW_MASKS(32, 4))
-PW_REGROUP_ENTRY(64, regroup_m_t64_q2, PW_MASKS(64, 2))
+PW_REGROUP_ENTRY(32, regroup_bits_t32, pageweaver::regroup::regroup_cta_bits<32>)
+PW_REGROUP_ENTRY(64, regroup_bits_t64, pageweaver::regroup::regroup_cta_bits<64>)
+PW_REGROUP_ENTRY(128, regroup_bits_t128, pageweaver::regroup::regroup_cta_bits<128>)
+PW_REGROUP_ENTRY(256, regroup_bits_t256, pageweaver::regroup::regroup_cta_bits<256>)
+PW_REGROUP_ENTRY(32, regroup_pairs_w32, pageweaver::regroup::regroup_cta_pairs<32>)
+PW_REGROUP_ENTRY(64, regroup_pairs_w64, pageweaver::regroup::regroup_cta_pairs<64>)
+PW_REGROUP_ENTRY(128, regroup_pairs_w128, pageweaver::regroup::regroup_cta_pairs<128>)

@@ -74,3 +74,17 @@ def test_result_commit_honours_env(tmp_path, monkeypatch):
     assert source_commit() == "abc1234+worktree"
     monkeypatch.delenv(ENV_COMMIT)
     assert source_commit(tmp_path) == "uncommitted"  # no git checkout there
+
+
+def test_regroup_variant_choice():
+    from pageweaver_edu import PageWeaverInputError
+    from pageweaver_edu.gpu.regroup import pick_variant
+
+    assert [pick_variant(w) for w in (8, 64, 96, 128)] == [
+        "pairs_w32", "pairs_w64", "pairs_w128", "pairs_w128"]
+    assert pick_variant(256) == "bits_t256" and pick_variant(64, k=17) == "bits_t64"
+    assert pick_variant(64, "bits_t128") == "bits_t128"
+    for bad in (dict(window=128, variant="pairs_w64"), dict(window=64, variant="x"),
+                dict(window=64, variant="pairs_w64", k=17)):
+        with pytest.raises(PageWeaverInputError):
+            pick_variant(**bad)

@@ -84,9 +84,8 @@ def test_random_inputs_match_cpu(seed):
 @pytest.mark.parametrize("variant", sorted(__import__("pageweaver_edu.gpu.regroup",
                                                       fromlist=["VARIANTS"]).VARIANTS))
 def test_every_variant_matches_cpu(variant):
-    threads, qpt, _ = gpu().VARIANTS[variant]
-    rng = np.random.default_rng(threads * 10 + qpt)
-    wmax = threads * qpt
+    threads, wmax, _ = gpu().VARIANTS[variant]
+    rng = np.random.default_rng(threads * 10 + wmax)
     for window in sorted({wmax, max(8, wmax // 2), 8 * (wmax // 24 or 1)}):
         for pages in (10, 120, 505):
             topk = rng.integers(-1, pages, size=(1000, 16))
@@ -101,7 +100,7 @@ def test_wide_rows_use_the_bits_family(k):
     for window in (64, 128):
         cpu_vs_gpu(topk, window, 8, request_offsets=[0, 650, 700], chunk_size=256)
     with pytest.raises(PageWeaverInputError):
-        gpu().gpu_greedy_regroup(topk, 64, variant="m_t64_q1")
+        gpu().gpu_greedy_regroup(topk, 64, variant="pairs_w64")
 
 
 @settings(max_examples=150, deadline=None)

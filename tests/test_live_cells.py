@@ -154,8 +154,8 @@ def test_union8_compiles_and_launches_through_the_loader(fake_pycuda):
 
 
 def test_plain_kernels_keep_device_arch_and_no_dynamic_smem(fake_pycuda):
-    f = loader.get_kernel("regroup.cu", "regroup_t64_q1_incr", "PPPPPPqiiiii")
+    f = loader.get_kernel("regroup.cu", "regroup_pairs_w64", "PPPPPPqiiiiii")
     loader.launch(f, (3, 1), (64, 1, 1), 5)
     assert ("compile", "sm_90", None, tuple(loader.NVCC_OPTIONS)) in fake_pycuda
     assert not [e for e in fake_pycuda if e[0] == "attr"]
-    assert fake_pycuda[-1] == ("launch", "regroup_t64_q1_incr", (3, 1), (64, 1, 1), None, (5,), 0)
+    assert fake_pycuda[-1] == ("launch", "regroup_pairs_w64", (3, 1), (64, 1, 1), None, (5,), 0)

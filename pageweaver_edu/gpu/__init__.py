@@ -19,12 +19,11 @@ from ..device import (
     require_gpu,
 )
 from .loader import GPULaunchError, kernel_dir, kernel_sources
-from .regroup import DEFAULT_VARIANT, VARIANTS, gpu_greedy_regroup, regroup_plan
+from .regroup import VARIANTS, gpu_greedy_regroup, pick_variant, regroup_plan
 from .results import recorded_results, result_medians
 from .unions import GpuUnionPlan, gpu_prepare_unions, union_plan
 
 __all__ = [
-    "DEFAULT_VARIANT",
     "GPULaunchError",
     "GPUUnavailableError",
     "GpuUnionPlan",
@@ -36,6 +35,7 @@ __all__ = [
     "gpu_unavailable_reason",
     "kernel_dir",
     "kernel_sources",
+    "pick_variant",
     "recorded_results",
     "regroup_plan",
     "require_gpu",

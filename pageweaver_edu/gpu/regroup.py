@@ -19,58 +19,43 @@ from ..inputs import PageWeaverInputError, as_positions, as_request_offsets, pos
 from .loader import get_kernel, launch
 from .tables import MAX_CAPACITY, MAX_WINDOW, regroup_tables
 
-#: kernel variant -> (threads per CTA, queries per thread, family). Family "bits": every
-#: candidate keeps its 16-word bitmap and delta (``incr``: lowered by popcount(bits & new),
-#: ``full``: recomputed, ``skip``: only over the words S_j* occupies); family "masks"
-#: (K <= 16): per-window pair masks M[j][i], one
-#: popcount per candidate and round (see kernels/regroup.cu).
+#: kernel variant -> (threads per CTA, largest W it holds, family). Family "bits" (the
+#: paper's GPU form, any K): one thread per query, each candidate keeps its 16-word bitmap and
+#: lowers delta_j by popcount(bits_j & fresh) every round. Family "pairs" (K <= 16, W <= 128):
+#: the CTA builds the per-window pair masks M[j][i], then one warp runs all W rounds with one
+#: popcount per candidate and no barrier, halving its candidates per lane as they leave R
+#: (see kernels/regroup.cu).
 VARIANTS: dict[str, tuple[int, int, str]] = {
-    "t32_q1_incr": (32, 1, "incr"),
-    "t64_q1_incr": (64, 1, "incr"),
-    "t128_q1_incr": (128, 1, "incr"),
-    "t256_q1_incr": (256, 1, "incr"),
-    "t64_q1_full": (64, 1, "full"),
-    "t128_q1_full": (128, 1, "full"),
-    "t32_q2_incr": (32, 2, "incr"),
-    "t32_q4_incr": (32, 4, "incr"),
-    "t64_q2_incr": (64, 2, "incr"),
-    "t32_q1_skip": (32, 1, "skip"),
-    "t64_q1_skip": (64, 1, "skip"),
-    "t128_q1_skip": (128, 1, "skip"),
-    "t256_q1_skip": (256, 1, "skip"),
-    "m_t32_q1": (32, 1, "masks"),
-    "m_t64_q1": (64, 1, "masks"),
-    "m_t128_q1": (128, 1, "masks"),
-    "m_t32_q2": (32, 2, "masks"),
-    "m_t32_q4": (32, 4, "masks"),
-    "m_t64_q2": (64, 2, "masks"),
+    **{f"bits_t{t}": (t, t, "bits") for t in (32, 64, 128, 256)},
+    **{f"pairs_w{w}": (w, w, "pairs") for w in (32, 64, 128)},
 }
-MASKS_MAX_K = 16
-#: The variant used for a window size when none is named (the fastest measured on the H200,
-#: benchmarks/results/gpu_regroup_h200.json); other W take the smallest one-query-per-thread
-#: CTA of the "bits" family that holds W.
-DEFAULT_VARIANT: dict[int, str] = {64: "t64_q1_incr", 128: "t128_q1_incr"}
-ARG_FORMAT = "PPPPPPqiiiii"
-INT32_MAX = 2**31 - 1
+PAIRS_MAX_K = 16
 
 
 def pick_variant(window: int, variant: str | None = None, k: int = 16) -> str:
-    """Kernel variant for a window of W queries and K ids per row (``variant`` overrides)."""
-    masks_ok = k <= MASKS_MAX_K
+    """Kernel variant for a window of W queries and K ids per row (``variant`` overrides).
+
+    The default is the smallest "pairs" kernel that holds W when K <= 16 (the fastest on the
+    H200, benchmarks/results/gpu_regroup_h200.json), else the smallest "bits" kernel.
+    """
     if variant is None:
-        variant = DEFAULT_VARIANT.get(window)
-        if variant is None or (VARIANTS[variant][2] == "masks" and not masks_ok):
-            variant = next(f"t{t}_q1_incr" for t in (32, 64, 128, 256) if t >= window)
+        family = "pairs" if k <= PAIRS_MAX_K and window <= 128 else "bits"
+        variant = min((v for v, (_, w, f) in VARIANTS.items() if f == family and w >= window),
+                      key=lambda v: VARIANTS[v][1])
     if variant not in VARIANTS:
         raise PageWeaverInputError(f"unknown regroup variant {variant!r}; known: {list(VARIANTS)}")
-    threads, qpt, family = VARIANTS[variant]
-    if threads * qpt < window:
+    _, holds, family = VARIANTS[variant]
+    if holds < window:
         raise PageWeaverInputError(
-            f"variant {variant} holds {threads * qpt} queries per window, W = {window} is larger"
+            f"variant {variant} holds {holds} queries per window, W = {window} is larger"
         )
-    if family == "masks" and not masks_ok:
-        raise PageWeaverInputError(f"variant {variant} needs K <= {MASKS_MAX_K}, got K = {k}")
+    if family == "pairs" and k > PAIRS_MAX_K:
+        raise PageWeaverInputError(f"variant {variant} needs K <= {PAIRS_MAX_K}, got K = {k}")
     return variant
+
+
+ARG_FORMAT = "PPPPPPqiiiiii"
+INT32_MAX = 2**31 - 1
 
 
 def as_cuda_ids(x, name: str, ndims: tuple[int, ...]):
@@ -103,7 +88,7 @@ class RegroupPlan:
     """A prepared regroup launch for fixed shapes and boundaries (reusable, no host work)."""
 
     def __init__(self, n, heads, k, window, group, capacity, request_offsets, chunk_size,
-                 page_size, variant):
+                 page_size, variant, options=()):
         import torch
 
         self.n, self.heads, self.k = n, heads, k
@@ -114,10 +99,15 @@ class RegroupPlan:
         self.windows = torch.from_numpy(wins).cuda()
         self.chunks = torch.from_numpy(chunks).cuda()
         self.num_windows, self.num_chunks = len(wins), len(chunks)
+        # One chunk cut into W-row windows (the common case): the kernel computes its window
+        # from blockIdx and reads no table, which saves a dependent global load.
+        self.uniform = window if uniform_windows(wins, chunks, n, window) else 0
         # One uint64 per (head, chunk): finished | flagged << 32; the kernel leaves it zero.
         self.scratch = torch.zeros(max(1, 2 * heads * len(chunks)), dtype=torch.int32,
                                    device="cuda")
-        self.func = get_kernel("regroup.cu", "regroup_" + self.variant, ARG_FORMAT)
+        # options: extra nvcc flags (the benchmark's -DPW_PHASE_CLOCKS build)
+        self.func = get_kernel("regroup.cu", "regroup_" + self.variant, ARG_FORMAT,
+                               options=tuple(options))
 
     def run(self, topk32, lengths64=None, out=None):
         """π for ``topk32`` (int32 CUDA, [heads, n, k] contiguous) → int32 [heads, n]."""
@@ -130,9 +120,18 @@ class RegroupPlan:
             topk32.data_ptr(), 0 if lengths64 is None else lengths64.data_ptr(),
             self.windows.data_ptr(), self.chunks.data_ptr(), out.data_ptr(),
             self.scratch.data_ptr(), self.capacity * self.page_size, self.n, self.k,
-            self.num_chunks, self.group, self.capacity,
+            self.num_chunks, self.group, self.capacity, self.uniform,
         )
         return out
+
+
+def uniform_windows(wins: np.ndarray, chunks: np.ndarray, n: int, window: int) -> bool:
+    """Whether window m is rows ``[m·W, min((m+1)·W, N))`` of one chunk holding every row."""
+    if len(chunks) != 1 or tuple(chunks[0, :3]) != (0, n, len(wins)):
+        return False
+    first = np.arange(len(wins)) * window
+    want = np.stack([first, np.minimum(window, n - first), np.zeros_like(first)], axis=1)
+    return bool(np.array_equal(wins[:, :3], want))
 
 
 _plans: OrderedDict = OrderedDict()

@@ -1,0 +1,174 @@
+"""Pair-mask form of the greedy regroup: the H200 default kernel, step by step on the CPU.
+
+The paper's GPU form (§4.1, :mod:`pageweaver_edu.regroup_cta_sim`) pays 16 popcounts per
+candidate and a CTA barrier in every one of a window's W dependent rounds. The "pairs" kernels
+of ``kernels/regroup.cu`` (K ≤ 16) move that work out of the rounds:
+
+* ``C_p`` — the W-bit column of the window queries that select page p;
+* ``M[j, i]`` — a 16-bit mask over query i's Top-K *slots* k: bit k is set when S_j also
+  selects i's page ``p_k(i)``, i.e. bit j of ``C_{p_k(i)}``. Thread i builds its column
+  ``M[·, i]`` by transposing its 16 × W bit matrix ``(C_{p_k(i)})_k`` in registers, 16 × 16
+  bits at a time (:func:`transpose_16x16x2`);
+* ``all_i`` — i's valid, distinct slots; then the rounds need only
+  ``live_i = all_i & ~M[seed, i]`` for a seed, ``live_i &= ~M[j*, i]`` for a pick and
+  ``delta_i = popcount(live_i) = |S_i \\ U_G|``, which one warp does without a barrier.
+
+Everything here follows the kernel's data layout (slots in Top-K order, first occurrence of a
+repeated id kept) and gives exactly the π of :func:`pageweaver_edu.regroup_bitmap.greedy_regroup`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .bitmap import popcount
+from .inputs import PageWeaverInputError
+from .windows import plan_windows
+
+#: Top-K slots a 16-bit pair mask can name.
+PAIR_SLOTS = 16
+#: The kernel's butterfly stages: (shift s, mask of the columns whose bit s is 0).
+BUTTERFLY = ((8, 0x00FF00FF), (4, 0x0F0F0F0F), (2, 0x33333333), (1, 0x55555555))
+
+
+def slot_masks(rows: np.ndarray, capacity: int = 512) -> np.ndarray:
+    """Valid, distinct slots of each row: ``all_i``.
+
+    Parameters
+    ----------
+    rows : numpy.ndarray of int, shape [W, K], K ≤ 16
+        Top-K page ids of a window (``< 0`` padding).
+    capacity : int
+        B; ids ≥ B are not valid slots (they trigger the capacity fallback instead).
+
+    Returns
+    -------
+    numpy.ndarray of uint32, shape [W]
+        Bit k set when ``0 <= rows[i, k] < B`` and no earlier slot of row i holds that id.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    if rows.ndim != 2 or rows.shape[1] > PAIR_SLOTS:
+        raise PageWeaverInputError(f"pair masks need rows of shape [W, K <= 16], got {rows.shape}")
+    w, k = rows.shape
+    ok = (rows >= 0) & (rows < capacity)
+    earlier = np.tril(np.ones((k, k), dtype=bool), -1)  # earlier[k, m]: m < k
+    repeat = ((rows[:, :, None] == rows[:, None, :]) & earlier).any(axis=2)
+    valid = ok & ~repeat
+    return (valid.astype(np.uint32) << np.arange(k, dtype=np.uint32)).sum(axis=1, dtype=np.uint32)
+
+
+def page_columns(rows: np.ndarray, valid: np.ndarray, capacity: int = 512) -> np.ndarray:
+    """``C_p`` of a window: bit i % 32 of word i // 32 set when query i selects page p.
+
+    Returns
+    -------
+    numpy.ndarray of uint32, shape [B, ⌈W/32⌉]
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    w, k = rows.shape
+    cols = np.zeros((capacity, -(-w // 32)), dtype=np.uint32)
+    i, slot = np.nonzero((valid[:, None] >> np.arange(k, dtype=np.uint32)) & 1)
+    np.bitwise_or.at(cols, (rows[i, slot], i // 32), (np.uint32(1) << (i % 32)).astype(np.uint32))
+    return cols
+
+
+def transpose_16x16x2(x: np.ndarray) -> np.ndarray:
+    """The kernel's in-register transpose of two 16 × 16 bit blocks, for many threads at once.
+
+    Parameters
+    ----------
+    x : numpy.ndarray of uint32, shape [16, T]
+        Word k of each of T threads.
+
+    Returns
+    -------
+    numpy.ndarray of uint32, shape [16, T]
+        Bit k of the low (high) half of word t is bit t (16 + t) of input word k.
+    """
+    x = np.array(x, dtype=np.uint32)
+    for s, mask in BUTTERFLY:
+        lo = np.array([k for k in range(PAIR_SLOTS) if not k & s])
+        t = ((x[lo] >> np.uint32(s)) ^ x[lo + s]) & np.uint32(mask)
+        x[lo + s] ^= t
+        x[lo] ^= t << np.uint32(s)
+    return x
+
+
+def pair_masks(rows: np.ndarray, capacity: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    """``M`` and ``all`` of a window, built as the kernel builds them (columns, transpose).
+
+    Returns
+    -------
+    masks : numpy.ndarray of uint16, shape [W, W]
+        ``masks[j, i]`` = M[j][i].
+    valid : numpy.ndarray of uint32, shape [W]
+        ``all_i`` (see :func:`slot_masks`).
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    w, k = rows.shape
+    valid = slot_masks(rows, capacity)
+    cols = page_columns(rows, valid, capacity)
+    take = np.zeros((PAIR_SLOTS, w), dtype=bool)
+    take[:k] = ((valid[None, :] >> np.arange(k, dtype=np.uint32)[:, None]) & 1).astype(bool)
+    pages = np.zeros((PAIR_SLOTS, w), dtype=np.int64)
+    pages[:k] = np.where(take[:k], rows.T, 0)
+    masks = np.zeros((w, w), dtype=np.uint16)
+    for word in range(cols.shape[1]):
+        x = np.where(take, cols[pages, word], 0).astype(np.uint32)  # [16 slots, W threads]
+        y = transpose_16x16x2(x)
+        for t in range(PAIR_SLOTS):
+            for half in (0, 1):
+                j = 32 * word + 16 * half + t
+                if j < w:
+                    masks[j] = (y[t] >> np.uint32(16 * half)) & np.uint32(0xFFFF)
+    return masks, valid
+
+
+def pairs_window_order(masks: np.ndarray, valid: np.ndarray, group: int) -> np.ndarray:
+    """Greedy order of one window from its pair masks (the kernel's single-warp rounds).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape [W]
+        Local π: slot r runs window query ``order[r]``.
+    """
+    w = len(valid)
+    alive = np.ones(w, dtype=bool)
+    order = []
+    ids = np.arange(w)
+    while len(order) < w:
+        seed = int(np.flatnonzero(alive)[0])
+        alive[seed] = False
+        order.append(seed)
+        live = valid & ~masks[seed].astype(np.uint32)
+        for _ in range(1, group):
+            if not alive.any():
+                break
+            delta = popcount(live).astype(np.int64)
+            key = np.where(alive, (delta << 8) | ids, np.iinfo(np.int64).max)
+            j = int(np.argmin(key))
+            alive[j] = False
+            order.append(j)
+            live &= ~masks[j].astype(np.uint32)
+    return np.array(order, dtype=np.int64)
+
+
+def pairs_regroup(topk, window: int, group: int = 8, capacity: int = 512, request_offsets=None,
+                  chunk_size: int | None = None, lengths=None, page_size: int = 128) -> np.ndarray:
+    """π computed the way the "pairs" kernels compute it (identity under the capacity fallback).
+
+    Parameters and result as :func:`pageweaver_edu.regroup_bitmap.greedy_regroup`, with
+    K ≤ 16; returns numpy.ndarray of int32, shape [N].
+    """
+    plan = plan_windows(topk, window, group, capacity, request_offsets, chunk_size, lengths,
+                        page_size)
+    raw = np.asarray(topk)
+    if raw.ndim == 2 and raw.shape[1] > PAIR_SLOTS:
+        raise PageWeaverInputError(
+            f"pair masks name at most {PAIR_SLOTS} slots, got K = {raw.shape[1]}")
+    perm = np.arange(plan.canonical.shape[0], dtype=np.int32)
+    for (start, end), identity in zip(plan.windows, plan.identity, strict=True):
+        if not identity and end > start:
+            masks, valid = pair_masks(raw[start:end], capacity)
+            perm[start:end] = start + pairs_window_order(masks, valid, plan.group)
+    return perm

@@ -1,0 +1,85 @@
+"""The pair-mask form (the "pairs" kernels' algorithm) gives the reference π (PAGEWEAVER.md §4)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import grouping_case
+
+from pageweaver_edu import PageWeaverInputError, greedy_regroup
+from pageweaver_edu.regroup_pairs import (
+    pair_masks,
+    pairs_regroup,
+    pairs_window_order,
+    slot_masks,
+    transpose_16x16x2,
+)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 5))
+def test_transpose_swaps_rows_and_columns_in_both_halves(seed, threads):
+    x = np.random.default_rng(seed).integers(0, 2**32, size=(16, threads), dtype=np.uint32)
+    y = transpose_16x16x2(x)
+    for t in range(16):
+        for k in range(16):
+            assert np.array_equal((y[t] >> k) & 1, (x[k] >> t) & 1)
+            assert np.array_equal((y[t] >> (16 + k)) & 1, (x[k] >> (16 + t)) & 1)
+
+
+def test_slot_masks_keep_first_occurrences_of_valid_ids():
+    rows = np.array([[3, 3, -1, 7], [600, 2, 2, 2], [-1, -1, -1, -1]])
+    assert slot_masks(rows, 512).tolist() == [0b1001, 0b0010, 0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([5, 32, 40, 64, 128]),
+       st.integers(1, 16), st.sampled_from([3, 40, 512]))
+def test_pair_masks_match_their_definition(seed, w, k, pages):
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(-1, pages, size=(w, k))
+    masks, valid = pair_masks(rows)
+    sets = [set(r[r >= 0].tolist()) for r in rows]
+    for j in range(w):
+        for i in range(w):
+            want = sum(1 << s for s in range(k) if valid[i] >> s & 1 and rows[i, s] in sets[j])
+            assert masks[j, i] == want
+
+
+def test_pair_round_counts_new_pages():
+    # Worked example of PAGEWEAVER.md §4 (g = 3): π = [0, 2, 3, 1, 4, 5]
+    rows = np.array([[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]])
+    masks, valid = pair_masks(rows)
+    assert pairs_window_order(masks, valid, 3).tolist() == [0, 2, 3, 1, 4, 5]
+
+
+@settings(max_examples=150, deadline=None)
+@given(grouping_case())
+def test_pairs_regroup_equals_greedy_regroup(case):
+    topk, window, group, offsets, chunk = case
+    ref = greedy_regroup(topk, window, group, request_offsets=offsets, chunk_size=chunk)
+    got = pairs_regroup(topk, window, group, request_offsets=offsets, chunk_size=chunk)
+    assert got.dtype == np.int32
+    assert np.array_equal(ref, got)
+
+
+@pytest.mark.parametrize("window", [64, 128])
+def test_pairs_regroup_on_wide_windows_with_fallback(window):
+    rng = np.random.default_rng(window)
+    topk = rng.integers(-1, 300, size=(3 * window + 17, 16))
+    topk[rng.random(len(topk)) < 0.05] = -1
+    topk[5, 3] = 700  # first chunk falls back by id
+    kw = dict(request_offsets=[0, 2 * window, len(topk)], chunk_size=window, capacity=512)
+    want = greedy_regroup(topk, window, 8, **kw)
+    assert np.array_equal(pairs_regroup(topk, window, 8, **kw), want)
+    lengths = np.full(len(topk), 1000)
+    lengths[-1] = 513 * 128
+    assert np.array_equal(pairs_regroup(topk, window, 8, lengths=lengths),
+                          greedy_regroup(topk, window, 8, lengths=lengths))
+
+
+def test_more_than_16_slots_is_an_error():
+    with pytest.raises(PageWeaverInputError, match="16"):
+        pairs_regroup(np.zeros((8, 17), dtype=np.int64), 8)
+    with pytest.raises(PageWeaverInputError, match="16"):
+        slot_masks(np.zeros((8, 17), dtype=np.int64))

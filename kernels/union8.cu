@@ -57,8 +57,10 @@
 //   Group gi = h*G + j runs on CTAs (kCtas*j .. , h). causal_pos / lengths [N] int32 or null.
 #include "cluster_pipeline.cuh"
 #include "pageweaver_common.cuh"
+#include "union_plan_args.cuh"
 
 #include <cuda_bf16.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifndef PW_UNION_SLOTS
@@ -81,20 +83,10 @@ struct Args {
   const __nv_bfloat16* __restrict__ k;  // [pages, H, 128, 128]
   const __nv_bfloat16* __restrict__ v;  // [pages, H, 128, 128]
   __nv_bfloat16* __restrict__ o;        // [N, H*16, 128]
-  const int* __restrict__ perm;         // [H*N] π, head-local original ids
-  const int4* __restrict__ groups;      // [H*G] (first slot in perm, slots, h*N, 0)
-  const int* __restrict__ page_offsets; // [H*G + 1]
-  const int* __restrict__ pages;        // [T] U_G per group, ascending
-  const uint8_t* __restrict__ masks;    // [T] bit r: slot r selects the page
-  const int* __restrict__ causal_pos;   // [N] c_i or nullptr
-  const int* __restrict__ lengths;      // [N] L_i or nullptr
-  int n;                                // N
-  int num_groups;                       // G per KV head
-  int kv_heads;                         // H
-  int num_pages;                        // pages in the K/V pool (bounds check)
-  float scale_log2;                     // softmax scale * log2(e)
-  int pad_;                             // keeps sizeof(Args) = the packed host buffer (112 B)
+  UnionPlanArgs plan;                   // the union plan, positions, N, G, H (80 B)
 };
+static_assert(sizeof(Args) == 112 && offsetof(Args, plan) == 32,
+              "the packed host buffer (ARG_FORMAT in pageweaver_edu/union8_launch.py)");
 
 // ---------------------------------------------------------------- PTX helpers
 // The slot protocol (smem_addr, cluster_rank, cluster_sync, events ① / ②: mbar_*,
@@ -226,18 +218,18 @@ __device__ __forceinline__ void union_attention(const Args& a) {
   const uint32_t full0 = slots + kNumSlots * Math::kSlotBytes;
   const uint32_t empty0 = full0 + 8 * kNumSlots;
 
-  const int gi = head * a.num_groups + group;
-  const int4 gs = __ldg(a.groups + gi);
-  const int p_begin = __ldg(a.page_offsets + gi);
-  const int count = __ldg(a.page_offsets + gi + 1) - p_begin;  // |U_G|
+  const int gi = head * a.plan.num_groups + group;
+  const int4 gs = __ldg(a.plan.groups + gi);
+  const int p_begin = __ldg(a.plan.page_offsets + gi);
+  const int count = __ldg(a.plan.page_offsets + gi + 1) - p_begin;  // |U_G|
   const int slot = cta * kWarps + warp;                 // r: this warp's execution slot
   bool present = slot < gs.y;                           // short tail group: no query here
   int qid = 0, limit = kNoLimit;                        // original id π[r]; t < limit
   if (present) {
-    qid = __ldg(a.perm + gs.x + slot);
-    if (qid < 0 || qid >= a.n) present = false, qid = 0;  // corrupt π entry: select nothing
-    if (a.causal_pos) limit = min(limit, __ldg(a.causal_pos + qid) + 1);  // t <= c_i
-    if (a.lengths) limit = min(limit, __ldg(a.lengths + qid));            // t <  L_i
+    qid = __ldg(a.plan.perm + gs.x + slot);
+    if (qid < 0 || qid >= a.plan.n) present = false, qid = 0;  // corrupt π entry: select nothing
+    if (a.plan.causal_pos) limit = min(limit, __ldg(a.plan.causal_pos + qid) + 1);  // t <= c_i
+    if (a.plan.lengths) limit = min(limit, __ldg(a.plan.lengths + qid));            // t <  L_i
   }
 
   if (threadIdx.x == 0) {
@@ -253,9 +245,9 @@ __device__ __forceinline__ void union_attention(const Args& a) {
   const size_t head_page = static_cast<size_t>(kPage) * kDim;  // elements per (page, head)
   auto issue = [&](int n) {
     const int s = n % kNumSlots;
-    int pid = __ldg(a.pages + p_begin + n);
-    if (pid < 0 || pid >= a.num_pages) pid = 0;  // out of range: load a valid page, masked below
-    const size_t base = (static_cast<size_t>(pid) * a.kv_heads + head) * head_page;
+    int pid = __ldg(a.plan.pages + p_begin + n);
+    if (pid < 0 || pid >= a.plan.num_pages) pid = 0;  // out of range: a valid page, masked below
+    const size_t base = (static_cast<size_t>(pid) * a.plan.kv_heads + head) * head_page;
     if (lane < 2 * Math::kBlocks) {  // lanes 0-7: K blocks, lanes 8-15: V blocks
       const int b = lane % Math::kBlocks;
       const bool is_v = lane >= Math::kBlocks;
@@ -271,7 +263,8 @@ __device__ __forceinline__ void union_attention(const Args& a) {
 
   typename Math::QFrag qa;
   if (present) {
-    Math::load_q(a.q + (static_cast<size_t>(qid) * a.kv_heads + head) * kHeads * kDim, lane, qa);
+    Math::load_q(a.q + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim, lane,
+                 qa);
   }
 
   float o[Math::kDimTiles][4];
@@ -284,10 +277,10 @@ __device__ __forceinline__ void union_attention(const Args& a) {
   for (int n = 0; n < count; ++n) {
     const int s = n % kNumSlots;
     const uint32_t parity = (n / kNumSlots) & 1;
-    const int pid = __ldg(a.pages + p_begin + n);
-    const uint32_t member = (__ldg(a.masks + p_begin + n) >> slot) & 1u;
+    const int pid = __ldg(a.plan.pages + p_begin + n);
+    const uint32_t member = (__ldg(a.plan.masks + p_begin + n) >> slot) & 1u;
     const int first = pid * kPage;  // token id of the page's first row
-    const bool work = present && member && pid >= 0 && pid < a.num_pages && first < limit;
+    const bool work = present && member && pid >= 0 && pid < a.plan.num_pages && first < limit;
 
     mbar_wait_spin(full0 + 8 * s, parity);  // event ①: page n is in my slot s
     if (threadIdx.x == 0 && n + kNumSlots < count) {
@@ -309,7 +302,7 @@ __device__ __forceinline__ void union_attention(const Args& a) {
         for (int nt = 0; nt < Math::kChunkTiles; ++nt) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            float x = sc[nt][e] * a.scale_log2;
+            float x = sc[nt][e] * a.plan.scale_log2;
             if (partial && first + Math::token(jt0 + nt, t2 + (e & 1)) >= limit) x = -INFINITY;
             sc[nt][e] = x;
           }
@@ -368,7 +361,7 @@ __device__ __forceinline__ void union_attention(const Args& a) {
     const float inv_hi = l_hi > 0.f ? 1.f / l_hi : 0.f;
     const int g = lane >> 2;
     uint32_t* out = reinterpret_cast<uint32_t*>(
-        a.o + (static_cast<size_t>(qid) * a.kv_heads + head) * kHeads * kDim);
+        a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim);
 #pragma unroll
     for (int i = 0; i < Math::kDimTiles; ++i) {
       const int w = (i * 8 + t2) / 2;

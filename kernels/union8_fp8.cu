@@ -58,8 +58,10 @@
 // (the launch fails with an error) instead of hanging the device.
 #include "cluster_pipeline.cuh"
 #include "pageweaver_common.cuh"
+#include "union_plan_args.cuh"
 
 #include <cuda_bf16.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifndef PW_UNION_SLOTS
@@ -96,20 +98,10 @@ struct Args {
   __nv_bfloat16* __restrict__ o;        // [N, H*16, 128] bf16
   const float* __restrict__ k_scale;    // [H]
   const float* __restrict__ v_scale;    // [H]
-  const int* __restrict__ perm;         // [H*N] π, head-local original ids
-  const int4* __restrict__ groups;      // [H*G] (first slot in perm, slots, h*N, 0)
-  const int* __restrict__ page_offsets; // [H*G + 1]
-  const int* __restrict__ pages;        // [T] U_G per group, ascending
-  const uint8_t* __restrict__ masks;    // [T] bit r: slot r selects the page
-  const int* __restrict__ causal_pos;   // [N] c_i or nullptr
-  const int* __restrict__ lengths;      // [N] L_i or nullptr
-  int n;                                // N
-  int num_groups;                       // G per KV head
-  int kv_heads;                         // H
-  int num_pages;                        // pages in the cache (bounds check)
-  float scale_log2;                     // softmax scale * log2(e)
-  int pad_;                             // sizeof(Args) = 128 B = the packed host buffer
+  UnionPlanArgs plan;                   // the union plan, positions, N, G, H (80 B)
 };
+static_assert(sizeof(Args) == 128 && offsetof(Args, plan) == 48,
+              "the packed host buffer (ARG_FORMAT in pageweaver_edu/union8_fp8_launch.py)");
 
 // ---------------------------------------------------------------- PTX helpers
 // The slot protocol (smem_addr, cluster_rank, cluster_sync, events ① / ②: mbar_*,
@@ -284,10 +276,10 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
   const uint32_t full0 = slots + kNumSlots * kSlotBytes;
   const uint32_t empty0 = full0 + 8 * kNumSlots;
 
-  const int gi = head * a.num_groups + group;
-  const int4 gs = __ldg(a.groups + gi);
-  const int p_begin = __ldg(a.page_offsets + gi);
-  const int count = __ldg(a.page_offsets + gi + 1) - p_begin;  // |U_G|
+  const int gi = head * a.plan.num_groups + group;
+  const int4 gs = __ldg(a.plan.groups + gi);
+  const int p_begin = __ldg(a.plan.page_offsets + gi);
+  const int count = __ldg(a.plan.page_offsets + gi + 1) - p_begin;  // |U_G|
 
   // Visible-token limits of the CTA's four slots (0: no query there, nothing visible).
   int lim[kWarps];
@@ -298,11 +290,11 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
     const int slot = cta * kWarps + r;
     lim[r] = 0;
     int id = -1;
-    if (slot < gs.y) id = __ldg(a.perm + gs.x + slot);
-    if (id >= 0 && id < a.n) {
+    if (slot < gs.y) id = __ldg(a.plan.perm + gs.x + slot);
+    if (id >= 0 && id < a.plan.n) {
       int L = kNoLimit;
-      if (a.causal_pos) L = min(L, __ldg(a.causal_pos + id) + 1);  // t <= c_i
-      if (a.lengths) L = min(L, __ldg(a.lengths + id));            // t <  L_i
+      if (a.plan.causal_pos) L = min(L, __ldg(a.plan.causal_pos + id) + 1);  // t <= c_i
+      if (a.plan.lengths) L = min(L, __ldg(a.plan.lengths + id));            // t <  L_i
       lim[r] = L;
       if (r == warp) qid = id, my_lim = L, present = true;
     }
@@ -331,9 +323,9 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
           break;
         }
       }
-      int pid = __ldg(a.pages + p_begin + m);
-      if (pid < 0 || pid >= a.num_pages) pid = 0;  // out of range: load a valid page, masked
-      const size_t src = (static_cast<size_t>(pid) * a.kv_heads + head) * tile_stride;
+      int pid = __ldg(a.plan.pages + p_begin + m);
+      if (pid < 0 || pid >= a.plan.num_pages) pid = 0;  // out of range: load a valid page, masked
+      const size_t src = (static_cast<size_t>(pid) * a.plan.kv_heads + head) * tile_stride;
       const uint32_t dst = slots + s * kSlotBytes;
       bulk_copy<kCtas>(dst, a.k + src, kTileBytes, full0 + 8 * s);
       bulk_copy<kCtas>(dst + kTileBytes, a.vt + src, kTileBytes, full0 + 8 * s);
@@ -349,7 +341,7 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
     float amax[2] = {0.f, 0.f};
     uint2 raw[2][2 * kKSteps];
     const __nv_bfloat16* qbase =
-        a.q + (static_cast<size_t>(qid) * a.kv_heads + head) * kHeads * kDim;
+        a.q + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim;
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
 #pragma unroll
@@ -369,7 +361,7 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
         amax[hr] = fmaxf(amax[hr], __shfl_xor_sync(0xffffffffu, amax[hr], d));
       }
     }
-    const float c_scale = __ldg(a.k_scale + head) * a.scale_log2;
+    const float c_scale = __ldg(a.k_scale + head) * a.plan.scale_log2;
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
       const float inv = amax[hr] > 0.f ? kE4m3Max / amax[hr] : 0.f;
@@ -396,9 +388,9 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
     const uint32_t parity = static_cast<uint32_t>(n / kNumSlots) & 1u;
     if (producer) pump(n);  // page n must be on its way before anyone waits for it
 
-    const int pid = __ldg(a.pages + p_begin + n);
-    const uint32_t mask = (__ldg(a.masks + p_begin + n) >> (kWarps * cta)) & 0xFu;
-    const bool pid_ok = pid >= 0 && pid < a.num_pages;
+    const int pid = __ldg(a.plan.pages + p_begin + n);
+    const uint32_t mask = (__ldg(a.plan.masks + p_begin + n) >> (kWarps * cta)) & 0xFu;
+    const bool pid_ok = pid >= 0 && pid < a.plan.num_pages;
     const int first = pid_ok ? pid * kPage : 0;  // token id of the page's first row
     bool cta_work = false, work = false;
 #pragma unroll
@@ -463,7 +455,7 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
     const float inv_lo = l_lo > 0.f ? vsc / l_lo : 0.f;
     const float inv_hi = l_hi > 0.f ? vsc / l_hi : 0.f;
     uint32_t* out = reinterpret_cast<uint32_t*>(
-        a.o + (static_cast<size_t>(qid) * a.kv_heads + head) * kHeads * kDim);
+        a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim);
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
       const int w = (8 * j + 2 * t) / 2;

@@ -8,38 +8,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from gpu_cases import HEADS, bf16_qkv, causal_tail_case, random_case, run_cpu_plan, run_gpu_plan
 
 from pageweaver_edu.attention import reference_attention
 from pageweaver_edu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
 from pageweaver_edu.regroup_bitmap import greedy_regroup
-from pageweaver_edu.union_prep import prepare_unions
 from pageweaver_edu.workloads import make_preset
 
 pytestmark = [pytest.mark.gpu]
 if not gpu_available() and not gpu_required_by_env():
     pytestmark.append(pytest.mark.skip(reason=f"no GPU path: {gpu_unavailable_reason()}"))
 
-HEADS, D, P = 16, 128, 128
 NRMS_MAX = 1e-2
-
-
-def _case(rng, n, pages, k, heads=1, causal=False, lengths=False, pad=0.1, empty=0.05):
-    topk = rng.integers(0, pages, size=(heads, n, k))  # may repeat ids: duplicates count once
-    topk[rng.random(topk.shape) < pad] = -1
-    topk[:, rng.random(n) < empty] = -1  # empty supports
-    cpos = rng.integers(0, pages * P, size=n) if causal else None
-    lens = rng.integers(1, pages * P + 1, size=n) if lengths else None
-    return topk, cpos, lens
-
-
-def _tensors(rng, n, pages, heads):
-    import torch
-
-    gen = torch.Generator(device="cuda").manual_seed(int(rng.integers(1 << 30)))
-    q = torch.randn((n, heads * HEADS, D), generator=gen, device="cuda").to(torch.bfloat16)
-    k = torch.randn((pages, heads, P, D), generator=gen, device="cuda").to(torch.bfloat16)
-    v = torch.randn((pages, heads, P, D), generator=gen, device="cuda").to(torch.bfloat16)
-    return q, k, v
 
 
 def _reference(q, k, v, topk, cpos, lens, offsets=None):
@@ -54,20 +34,12 @@ def _reference(q, k, v, topk, cpos, lens, offsets=None):
 
 
 def _run(q, k, v, topk, cpos, lens, perms=None, group=8, offsets=None, kind=None):
-    import torch
+    from pageweaver_edu.union8_launch import union_attention
 
-    from pageweaver_edu.union8_launch import plan_from_cpu, union_attention
+    def launch(plan, c, ln, out):
+        union_attention(q, k, v, plan, c, ln, kind=kind, out=out)
 
-    heads, n = topk.shape[0], topk.shape[1]
-    plans = [prepare_unions(topk[h], None if perms is None else perms[h], offsets, group)
-             for h in range(heads)]
-    plan = plan_from_cpu(plans, n, group, offsets)
-    out = torch.full_like(q, float("nan"))
-    c = None if cpos is None else torch.from_numpy(cpos).cuda()
-    ln = None if lens is None else torch.from_numpy(lens).cuda()
-    union_attention(q, k, v, plan, c, ln, kind=kind, out=out)
-    torch.cuda.synchronize()
-    return out
+    return run_cpu_plan(launch, q, topk, cpos, lens, perms, group, offsets)
 
 
 def _check(out, ref):
@@ -89,8 +61,8 @@ def test_random_inputs_match_reference_and_order(n, pages, k, heads, causal, len
     import torch
 
     rng = np.random.default_rng(n * 7 + pages)
-    topk, cpos, lens = _case(rng, n, pages, k, heads, causal, lengths)
-    q, kk, v = _tensors(rng, n, pages, heads)
+    topk, cpos, lens = random_case(rng, n, pages, k, heads, causal, lengths)
+    q, kk, v = bf16_qkv(rng, n, pages, heads)
     ref = _reference(q, kk, v, topk, cpos, lens)
     orig = _run(q, kk, v, topk, cpos, lens)
     _check(orig, ref)
@@ -107,12 +79,8 @@ def test_causal_tail_pages_and_lengths():
     """Every query's last page is cut by c_i or L_i somewhere inside it (or at its edge)."""
     rng = np.random.default_rng(3)
     n, pages = 96, 12
-    cpos = rng.integers(0, pages * P, size=n)
-    cpos[:8] = np.arange(8) * P + np.array([0, 1, 63, 64, 65, 126, 127, 128])[:8]
-    lens = np.minimum(cpos + 1 - rng.integers(0, 3, size=n), pages * P)
-    lens[lens < 0] = 0  # L_i = 0: empty A_i although pages are selected
-    topk = np.stack([np.r_[c // P, rng.choice(pages, 3)] for c in cpos])[None]
-    q, kk, v = _tensors(rng, n, pages, 1)
+    topk, cpos, lens = causal_tail_case(rng, n, pages)
+    q, kk, v = bf16_qkv(rng, n, pages, 1)
     ref = _reference(q, kk, v, topk, cpos, lens)
     _check(_run(q, kk, v, topk, cpos, lens), ref)
 
@@ -121,7 +89,7 @@ def test_empty_supports_give_zero():
     rng = np.random.default_rng(5)
     topk = -np.ones((1, 11, 4), dtype=np.int64)
     topk[0, 3] = [2, 2, -1, 5]
-    q, kk, v = _tensors(rng, 11, 6, 1)
+    q, kk, v = bf16_qkv(rng, 11, 6, 1)
     out = _run(q, kk, v, topk, None, None).float().cpu().numpy()
     assert np.all(out[np.arange(11) != 3] == 0)
     ref = _reference(q, kk, v, topk, None, None)
@@ -133,8 +101,8 @@ def test_packed_requests_tail_groups():
 
     rng = np.random.default_rng(9)
     offsets = np.array([0, 5, 17, 30, 31])
-    topk, cpos, lens = _case(rng, 31, 16, 6, 1, True, False)
-    q, kk, v = _tensors(rng, 31, 16, 1)
+    topk, cpos, lens = random_case(rng, 31, 16, 6, 1, True, False)
+    q, kk, v = bf16_qkv(rng, 31, 16, 1)
     ref = _reference(q, kk, v, topk, cpos, lens, offsets)
     out = _run(q, kk, v, topk, cpos, lens, offsets=offsets)
     _check(out, ref)
@@ -152,7 +120,7 @@ def test_presets(name):
     topk = cap.topk[None]
     n, pages = cap.num_queries, int(cap.topk.max()) + 1
     rng = np.random.default_rng(1)
-    q, kk, v = _tensors(rng, n, pages, 1)
+    q, kk, v = bf16_qkv(rng, n, pages, 1)
     cpos, lens = cap.causal_pos, cap.lengths
     out = _run(q, kk, v, topk, cpos, lens)
     rows = np.sort(rng.choice(n, 192, replace=False))
@@ -170,18 +138,13 @@ def test_gpu_prepared_plan_matches_cpu_plan():
     """The online path: π from the GPU regroup and the plan from union_prepare.cu."""
     import torch
 
-    from pageweaver_edu.gpu import gpu_greedy_regroup
-    from pageweaver_edu.union8_launch import gpu_prepare_plan, union_attention
+    from pageweaver_edu.union8_launch import union_attention
 
     rng = np.random.default_rng(11)
-    topk, cpos, lens = _case(rng, 517, 48, 16, 2, True, True)
-    q, kk, v = _tensors(rng, 517, 48, 2)
-    t32 = torch.from_numpy(topk).to(torch.int32).cuda().contiguous()
-    perm = gpu_greedy_regroup(t32, 128, 8)
-    plan = gpu_prepare_plan(t32, perm)
-    out = torch.full_like(q, float("nan"))
-    union_attention(q, kk, v, plan, torch.from_numpy(cpos).cuda(), torch.from_numpy(lens).cuda(),
-                    out=out)
+    topk, cpos, lens = random_case(rng, 517, 48, 16, 2, True, True)
+    q, kk, v = bf16_qkv(rng, 517, 48, 2)
+    out, perm = run_gpu_plan(lambda plan, c, ln, o: union_attention(q, kk, v, plan, c, ln, out=o),
+                             q, topk, cpos, lens)
     cpu_perm = [greedy_regroup(topk[h], 128, 8) for h in range(2)]
     assert np.array_equal(perm.cpu().numpy(), np.stack(cpu_perm))
     assert torch.equal(out, _run(q, kk, v, topk, cpos, lens, cpu_perm))
@@ -194,8 +157,8 @@ def test_gather_baseline_matches_reference():
     from pageweaver_edu.attention_baselines import dedup_topk, gather_reference
 
     rng = np.random.default_rng(13)
-    topk, cpos, lens = _case(rng, 70, 20, 8, 2, True, True)
-    q, kk, v = _tensors(rng, 70, 20, 2)
+    topk, cpos, lens = random_case(rng, 70, 20, 8, 2, True, True)
+    q, kk, v = bf16_qkv(rng, 70, 20, 2)
     ids = dedup_topk(torch.from_numpy(topk).cuda())
     out = gather_reference(q, kk, v, ids, torch.from_numpy(cpos).cuda(),
                            torch.from_numpy(lens).cuda(), chunk=32)

@@ -13,6 +13,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from gpu_cases import (
+    HEADS,
+    D,
+    P,
+    bf16_qkv,
+    causal_tail_case,
+    random_case,
+    run_cpu_plan,
+    run_gpu_plan,
+)
 
 from pageweaver_edu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
 from pageweaver_edu.fp8_emulation import Fp8KV, fp8_union_attention, nrms, reference_on_cache
@@ -24,50 +34,27 @@ pytestmark = [pytest.mark.gpu]
 if not gpu_available() and not gpu_required_by_env():
     pytestmark.append(pytest.mark.skip(reason=f"no GPU path: {gpu_unavailable_reason()}"))
 
-HEADS, D, P = 16, 128, 128
 NRMS_MAX = 0.04      # kernel vs float64 (the paper: 2.2-4.0% against its reference)
 EMU_FRACTION = 0.25  # kernel vs emulation <= this x kernel vs float64 ...
 EMU_MAX = 1e-2       # ... and <= 1% absolute
 
 
-def _case(rng, n, pages, k, heads=1, causal=False, lengths=False, pad=0.1, empty=0.05):
-    topk = rng.integers(0, pages, size=(heads, n, k))  # may repeat ids: duplicates count once
-    topk[rng.random(topk.shape) < pad] = -1
-    topk[:, rng.random(n) < empty] = -1  # empty supports
-    cpos = rng.integers(0, pages * P, size=n) if causal else None
-    lens = rng.integers(1, pages * P + 1, size=n) if lengths else None
-    return topk, cpos, lens
-
-
 def _tensors(rng, n, pages, heads):
-    import torch
-
     from pageweaver_edu.union8_fp8_launch import fp8_cache_from_bf16
 
-    gen = torch.Generator(device="cuda").manual_seed(int(rng.integers(1 << 30)))
-    q = torch.randn((n, heads * HEADS, D), generator=gen, device="cuda").to(torch.bfloat16)
-    k = torch.randn((pages, heads, P, D), generator=gen, device="cuda").to(torch.bfloat16)
-    v = torch.randn((pages, heads, P, D), generator=gen, device="cuda").to(torch.bfloat16)
+    q, k, v = bf16_qkv(rng, n, pages, heads)
     return q, fp8_cache_from_bf16(k, v)
 
 
 def _run(q, cache, topk, cpos, lens, perms=None, group=8, offsets=None, kind=None, slots=2):
-    import torch
-
     from pageweaver_edu.union8_fp8_launch import Fp8UnionAttention
-    from pageweaver_edu.union8_launch import plan_from_cpu
 
-    heads, n = topk.shape[0], topk.shape[1]
-    plans = [prepare_unions(topk[h], None if perms is None else perms[h], offsets, group)
-             for h in range(heads)]
-    plan = plan_from_cpu(plans, n, group, offsets)
-    out = torch.full_like(q, float("nan"))
-    c = None if cpos is None else torch.from_numpy(cpos).cuda()
-    ln = None if lens is None else torch.from_numpy(lens).cuda()
     kind = kind or ("union8" if group == 8 else "union4")
-    Fp8UnionAttention(q, cache, c, ln, kind, slots=slots, out=out).run(plan)
-    torch.cuda.synchronize()
-    return out
+
+    def launch(plan, c, ln, out):
+        Fp8UnionAttention(q, cache, c, ln, kind, slots=slots, out=out).run(plan)
+
+    return run_cpu_plan(launch, q, topk, cpos, lens, perms, group, offsets)
 
 
 def _check(out, q, cache, topk, cpos, lens, rows=None):
@@ -103,7 +90,7 @@ def test_random_inputs_match_emulation_reference_and_order(n, pages, k, heads, c
     import torch
 
     rng = np.random.default_rng(n * 7 + pages)
-    topk, cpos, lens = _case(rng, n, pages, k, heads, causal, lengths)
+    topk, cpos, lens = random_case(rng, n, pages, k, heads, causal, lengths)
     q, cache = _tensors(rng, n, pages, heads)
     orig = _run(q, cache, topk, cpos, lens)
     _check(orig, q, cache, topk, cpos, lens)
@@ -119,7 +106,7 @@ def test_three_slot_build_is_bitwise_identical():
     import torch
 
     rng = np.random.default_rng(21)
-    topk, cpos, lens = _case(rng, 150, 40, 16, 1, True, True)
+    topk, cpos, lens = random_case(rng, 150, 40, 16, 1, True, True)
     q, cache = _tensors(rng, 150, 40, 1)
     orig = _run(q, cache, topk, cpos, lens)
     perm = [greedy_regroup(topk[0], 64, 8)]
@@ -131,11 +118,7 @@ def test_causal_tail_pages_and_lengths():
     """Every query's last page is cut by c_i or L_i somewhere inside it (or at its edge)."""
     rng = np.random.default_rng(3)
     n, pages = 96, 12
-    cpos = rng.integers(0, pages * P, size=n)
-    cpos[:8] = np.arange(8) * P + np.array([0, 1, 63, 64, 65, 126, 127, 128])
-    lens = np.minimum(cpos + 1 - rng.integers(0, 3, size=n), pages * P)
-    lens[lens < 0] = 0  # L_i = 0: empty A_i although pages are selected
-    topk = np.stack([np.r_[c // P, rng.choice(pages, 3)] for c in cpos])[None]
+    topk, cpos, lens = causal_tail_case(rng, n, pages)
     q, cache = _tensors(rng, n, pages, 1)
     _check(_run(q, cache, topk, cpos, lens), q, cache, topk, cpos, lens)
 
@@ -155,7 +138,7 @@ def test_packed_requests_tail_groups():
 
     rng = np.random.default_rng(9)
     offsets = np.array([0, 5, 17, 30, 31])
-    topk, cpos, lens = _case(rng, 31, 16, 6, 1, True, False)
+    topk, cpos, lens = random_case(rng, 31, 16, 6, 1, True, False)
     q, cache = _tensors(rng, 31, 16, 1)
     out = _run(q, cache, topk, cpos, lens, offsets=offsets)
     _check(out, q, cache, topk, cpos, lens)
@@ -188,20 +171,13 @@ def test_gpu_prepared_plan_matches_cpu_plan():
     """The online path: π from the GPU regroup and the plan from union_prepare.cu."""
     import torch
 
-    from pageweaver_edu.gpu import gpu_greedy_regroup
     from pageweaver_edu.union8_fp8_launch import fp8_union_attention as launch_fp8
-    from pageweaver_edu.union8_launch import gpu_prepare_plan
 
     rng = np.random.default_rng(11)
-    topk, cpos, lens = _case(rng, 517, 48, 16, 2, True, True)
+    topk, cpos, lens = random_case(rng, 517, 48, 16, 2, True, True)
     q, cache = _tensors(rng, 517, 48, 2)
-    t32 = torch.from_numpy(topk).to(torch.int32).cuda().contiguous()
-    perm = gpu_greedy_regroup(t32, 128, 8)
-    plan = gpu_prepare_plan(t32, perm)
-    out = torch.full_like(q, float("nan"))
-    launch_fp8(q, cache, plan, torch.from_numpy(cpos).cuda(), torch.from_numpy(lens).cuda(),
-               out=out)
-    torch.cuda.synchronize()
+    out, _ = run_gpu_plan(lambda plan, c, ln, o: launch_fp8(q, cache, plan, c, ln, out=o),
+                          q, topk, cpos, lens)
     cpu_perm = [greedy_regroup(topk[h], 128, 8) for h in range(2)]
     assert torch.equal(out, _run(q, cache, topk, cpos, lens, cpu_perm))
     _check(out, q, cache, topk, cpos, lens, rows=np.arange(0, 517, 4))
@@ -215,7 +191,7 @@ def test_close_to_the_bf16_kernel():
     from pageweaver_edu.union8_launch import plan_from_cpu, union_attention
 
     rng = np.random.default_rng(17)
-    topk, cpos, lens = _case(rng, 120, 30, 16, 1, True, True)
+    topk, cpos, lens = random_case(rng, 120, 30, 16, 1, True, True)
     gen = torch.Generator(device="cuda").manual_seed(4)
     q = torch.randn((120, HEADS, D), generator=gen, device="cuda").to(torch.bfloat16)
     k = torch.randn((30, 1, P, D), generator=gen, device="cuda").to(torch.bfloat16)

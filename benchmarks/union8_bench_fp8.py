@@ -1,0 +1,180 @@
+"""The ``--fp8`` path of ``bench_union8.py`` (see its docstring): FP8 E4M3 Union8 / Union4
+(``kernels/union8_fp8.cu``) on a preset's inputs, checked against the CPU emulation and
+float64, timed beside the BF16 kernels and the baselines of the same run; the smoke test and
+the table. A sibling module of the script, like ``union8_bench_common.py``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import union8_bench_common as common
+from union8_bench_common import nrms
+
+from pageweaver_edu.attention import reference_attention
+
+FP8_DENSE_PEAK_TFLOPS = 1979.0  # H100/H200 SXM dense FP8 tensor-core peak (datasheet)
+FP8_TARGETS = {"vs_bf16_union8": 1.5, "vs_flex": 25.0, "fraction_of_fp8_peak_c4": 0.40,
+               "s_net_w128_us": 0.0}
+PAPER_MS = {"T0": 1.36633, "T_fixed": 1.27037, "T_online": 1.30792,
+            "note": "arXiv:2610.11201 §5 on its L43/r1 64K capture: different inputs"}
+
+
+def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
+    """FP8 Union8 / Union4 on one preset: checks, then complete-call timings (see __doc__)."""
+    import torch
+
+    from pageweaver_edu.fp8_emulation import Fp8KV, fp8_union_attention, reference_on_cache
+    from pageweaver_edu.gpu import regroup_plan
+    from pageweaver_edu.union8_fp8_launch import Fp8UnionAttention, fp8_cache_from_bf16
+    from pageweaver_edu.union8_launch import UnionAttention, gpu_prepare_plan
+
+    x = common.preset_inputs(name, heads)
+    cap, n, offsets, q, k, v = x.cap, x.n, x.offsets, x.q, x.k, x.v
+    cpos, lens, t32, lens64 = x.cpos, x.lens, x.t32, x.lens64
+    cache = fp8_cache_from_bf16(k, v)
+    rng = np.random.default_rng(0)
+    o = common.prepare_orderings(x, (128,), rng)
+    stats, plans, plan4, perm_gpu = o.stats, o.plans, o.plan4, o.perm_gpu
+    f8 = Fp8UnionAttention(q, cache, cpos, lens, "union8")
+    f4 = Fp8UnionAttention(q, cache, cpos, lens, "union4")
+    f8s3 = Fp8UnionAttention(q, cache, cpos, lens, "union8", slots=3)
+    b8 = UnionAttention(q, k, v, cpos, lens, "union8")
+    b4 = UnionAttention(q, k, v, cpos, lens, "union4")
+    rg = regroup_plan(n, heads, x.kk, 128, 8, 512, offsets, None, cap.page_size)
+
+    # ---- correctness (outputs poisoned with NaN before every run)
+    fresh = common.poisoned(f8, f4, f8s3, b8)
+    base = fresh(lambda: f8.run(plans["original"]))
+    rows = np.sort(rng.choice(n, min(n, args.check_rows), replace=False))
+    lg = cache.logical
+    kv = Fp8KV(lg.k8.cpu(), lg.v8.cpu(), lg.k_scale.cpu(), lg.v_scale.cpu())
+    qs, ts = q[torch.from_numpy(rows).cuda()].cpu(), x.topk[:, rows]
+    cs = None if cap.causal_pos is None else cap.causal_pos[rows]
+    ls = None if cap.lengths is None else cap.lengths[rows]
+    got = base[torch.from_numpy(rows).cuda()].float().cpu()
+    t0 = time.perf_counter()
+    emu = fp8_union_attention(qs, kv, ts, cs, ls).float()
+    emu_s = time.perf_counter() - t0
+    ref_cache = reference_on_cache(qs, kv, ts, cs, ls)
+    ref_bf16 = np.concatenate([reference_attention(
+        qs[:, h * 16:(h + 1) * 16].double(), k[:, h].double().cpu(), v[:, h].double().cpu(),
+        ts[h], lengths=ls, causal_pos=cs) for h in range(heads)], axis=1)
+    bf16_out = fresh(lambda: b8.run(plans["original"]))
+    check = {"nrms_vs_float64": nrms(got, ref_cache),
+             "nrms_vs_emulation": nrms(got, emu),
+             "emulation_nrms_vs_float64": nrms(emu, ref_cache),
+             "nrms_vs_float64_bf16_kv": nrms(got, ref_bf16),
+             "nrms_vs_bf16_union8": nrms(base.float().cpu(), bf16_out.float().cpu()),
+             "checked_rows": len(rows), "emulation_s": round(emu_s, 2),
+             "all_rows_written": not bool(torch.isnan(base).any())}
+    same = {key: bool(torch.equal(base, fresh(lambda key=key: f8.run(plans[key]))))
+            for key in plans}
+    same["online_w128"] = bool(torch.equal(base, fresh(lambda: f8.run(gpu_prepare_plan(
+        t32, rg.run(t32, lens64), 8, offsets)))))
+    same["union4"] = bool(torch.equal(base, fresh(lambda: f4.run(plan4))))
+    same["union8_3slots"] = bool(torch.equal(base, fresh(lambda: f8s3.run(plans["w128"]))))
+    check["bitwise_identical"] = same
+    print(f"  check: nrms vs float64 {check['nrms_vs_float64']:.3e}, vs emulation "
+          f"{check['nrms_vs_emulation']:.3e}, bitwise {all(same.values())}", flush=True)
+
+    # ---- timings
+    timings = common.Timings(args, fp8_peak_tflops=FP8_DENSE_PEAK_TFLOPS)
+    add = timings.add
+    ident, p128 = perm_gpu["original"], perm_gpu["w128"]
+    c4o, c4w, c4u4 = stats["original"]["c4"], stats["w128"]["c4"], stats["original_g4"]["c4"]
+    t = {}
+    t["T0"] = add("union8_fp8_original", lambda: f8.run(gpu_prepare_plan(t32, ident, 8, offsets)),
+                  c4=c4o)
+    add("union8_fp8_original_attn", lambda: f8.run(plans["original"]), c4=c4o)
+    t["u4"] = add("union4_fp8_original", lambda: f4.run(gpu_prepare_plan(t32, ident, 4, offsets)),
+                  c4=c4u4)
+    add("union4_fp8_original_attn", lambda: f4.run(plan4), c4=c4u4)
+    t["fixed"] = add("union8_fp8_fixed_w128",
+                     lambda: f8.run(gpu_prepare_plan(t32, p128, 8, offsets)), c4=c4w)
+    add("union8_fp8_fixed_w128_attn", lambda: f8.run(plans["w128"]), c4=c4w)
+    add("union8_fp8_fixed_w128_3slots_attn", lambda: f8s3.run(plans["w128"]), c4=c4w)
+    t["online"] = add("union8_fp8_online_w128", lambda: f8.run(gpu_prepare_plan(
+        t32, rg.run(t32, lens64), 8, offsets)), c4=c4w)
+    add("union8_fp8_random_ids", lambda: f8.run(gpu_prepare_plan(
+        t32, perm_gpu["random"], 8, offsets)), c4=stats["random"]["c4"])
+    add("gpu_regroup_w128", lambda: rg.run(t32, lens64))
+    # BF16 kernels of the same run (for the ratios; names as in the BF16 result files)
+    t["bf16_T0"] = add("union8_original",
+                       lambda: b8.run(gpu_prepare_plan(t32, ident, 8, offsets)), c4=c4o)
+    t["bf16_fixed"] = add("union8_fixed_w128",
+                          lambda: b8.run(gpu_prepare_plan(t32, p128, 8, offsets)), c4=c4w)
+    t["bf16_online"] = add("union8_online_w128", lambda: b8.run(gpu_prepare_plan(
+        t32, rg.run(t32, lens64), 8, offsets)), c4=c4w)
+    add("union4_original", lambda: b4.run(gpu_prepare_plan(t32, ident, 4, offsets)), c4=c4u4)
+
+    # ---- baselines (timed only)
+    common.time_baselines(x, name, heads, args, add, check, t)
+
+    # ---- accounting (§8) and targets
+    acct = {"w128": {"S_exec_us": round(t["T0"] - t["fixed"], 2),
+                     "C_online_us": round(t["online"] - t["fixed"], 2),
+                     "S_net_us": round(t["T0"] - t["online"], 2)}}
+    best = min(t["T0"], t["fixed"], t["online"])
+    best_bf16 = min(t["bf16_T0"], t["bf16_fixed"], t["bf16_online"])
+    best_c4 = c4o if best == t["T0"] else c4w
+    tf_best = best_c4 * common.FLOP_PER_C4_ROUND / (best * 1e6)
+    summary = {"best_union8_fp8_us": best, "best_union8_bf16_us": best_bf16,
+               "speedup_vs_bf16_union8": round(best_bf16 / best, 3),
+               "speedup_vs_gather": round(t["gather"] / best, 2),
+               "union8_over_union4_fp8": round(t["u4"] / t["T0"], 3),
+               "tflops_c4_best": round(tf_best, 1),
+               "fraction_of_fp8_peak_c4": round(tf_best / FP8_DENSE_PEAK_TFLOPS, 3),
+               "T0_T_fixed_T_online_ms": [round(t["T0"] / 1e3, 4), round(t["fixed"] / 1e3, 4),
+                                          round(t["online"] / 1e3, 4)],
+               "paper_ms": PAPER_MS}
+    if "flex" in t:
+        summary["speedup_vs_flex"] = round(min(t["flex"]) / best, 2)
+    return {**env, "kernel": "fp8_e4m3", "workload": name, "kv_heads": heads, "queries": n,
+            "pages": x.pages, "stats": stats, "accounting": acct, "summary": summary,
+            "targets": FP8_TARGETS, "check": check, "results": timings.results}
+
+
+def smoke_fp8() -> int:
+    """Tiny FP8 end-to-end call (2 KV heads, tail groups, causal + lengths, Union8 / Union4,
+    CPU and GPU plans) for compute-sanitizer and as a hang check."""
+
+    from pageweaver_edu.fp8_emulation import Fp8KV, fp8_union_attention, reference_on_cache
+    from pageweaver_edu.union8_fp8_launch import fp8_cache_from_bf16
+    from pageweaver_edu.union8_fp8_launch import fp8_union_attention as run_fp8
+
+    s = common.smoke_case()
+    cache = fp8_cache_from_bf16(s.k, s.v)
+    outs = common.smoke_outputs(s, lambda plan, out: run_fp8(s.q, cache, plan, s.c, s.ln, out=out))
+    lg = cache.logical
+    kv = Fp8KV(lg.k8.cpu(), lg.v8.cpu(), lg.k_scale.cpu(), lg.v_scale.cpu())
+    ref = reference_on_cache(s.q.cpu(), kv, s.topk, s.cpos, s.lens)
+    emu = fp8_union_attention(s.q.cpu(), kv, s.topk, s.cpos, s.lens).float()
+    errs, same, nan = common.smoke_summary(outs, ref)
+    e_emu = nrms(outs[0].float().cpu(), emu)
+    print(f"smoke fp8: nrms vs float64 {[f'{e:.2e}' for e in errs]}, vs emulation {e_emu:.2e}, "
+          f"bitwise identical {same}, NaN {nan}", flush=True)
+    return 0 if max(errs) < 0.04 and e_emu < 0.01 and same else 1
+
+
+def _fp8_row(r) -> str:
+    m = {x["name"]: x for x in r["results"]}
+    s, c = r["summary"], r["check"]
+    flex = s.get("speedup_vs_flex", float("nan"))
+    return (f"{r['workload']:17s} {r['kv_heads']:2d} "
+            f"{m['union8_fp8_original']['median_us']:6.0f} "
+            f"{m['union8_fp8_fixed_w128']['median_us']:8.0f} "
+            f"{m['union8_fp8_online_w128']['median_us']:9.0f} "
+            f"{r['accounting']['w128']['S_net_us']:6.1f} {s['union8_over_union4_fp8']:6.3f} "
+            f"{s['speedup_vs_bf16_union8']:5.2f} {flex:6.1f}"
+            f"  {s['tflops_c4_best']:7.1f} {100 * s['fraction_of_fp8_peak_c4']:5.1f}  "
+            f"{c['nrms_vs_float64']:.2e} {c['nrms_vs_emulation']:.2e} "
+            f"{all(c['bitwise_identical'].values())}")
+
+
+def print_fp8_table(records) -> None:
+    common.print_rows(records, "\nFP8 preset        H  T0_us  fixed128  online128  S_net  U8/U4  "
+                      "xBF16  xflex  TF/s(C4) peak%  nrms     vs_emu   bitwise", _fp8_row)
+    print("paper (different inputs, arXiv:2610.11201): T0 1.366, T_fixed 1.270, T_online "
+          "1.308 ms; Union8/Union4 1.075x; NRMS 2.2-4.0%")

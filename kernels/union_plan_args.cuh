@@ -1,0 +1,30 @@
+// The launch arguments both Union8 / Union4 kernels share (kernels/union8.cu BF16,
+// kernels/union8_fp8.cu FP8): the union plan of every KV head in the layout of
+// kernels/union_prepare.cu, the query positions and the launch geometry. Each kernel's Args
+// holds its own tensors first, then this struct as its member `plan`; the Python launchers
+// (pageweaver_edu/union8_launch.py, union8_fp8_launch.py) pack Args by value, so the fields, their
+// order and sizeof(UnionPlanArgs) (7 pointers, 5 ints and a float: 80 B) are part of that format.
+#pragma once
+
+#include <stdint.h>
+
+namespace pageweaver {
+
+struct UnionPlanArgs {
+  const int* __restrict__ perm;         // [H*N] π, head-local original ids
+  const int4* __restrict__ groups;      // [H*G] (first slot in perm, slots, h*N, 0)
+  const int* __restrict__ page_offsets; // [H*G + 1]
+  const int* __restrict__ pages;        // [T] U_G per group, ascending
+  const uint8_t* __restrict__ masks;    // [T] bit r: slot r selects the page
+  const int* __restrict__ causal_pos;   // [N] c_i or nullptr
+  const int* __restrict__ lengths;      // [N] L_i or nullptr
+  int n;                                // N
+  int num_groups;                       // G per KV head
+  int kv_heads;                         // H
+  int num_pages;                        // pages in the K/V pool (bounds check)
+  float scale_log2;                     // softmax scale * log2(e)
+  int pad_;                             // keeps the size a multiple of 8 (the packed host buffer)
+};
+static_assert(sizeof(UnionPlanArgs) == 80, "the launchers pack 7 pointers + 5 ints + 1 float");
+
+}  // namespace pageweaver

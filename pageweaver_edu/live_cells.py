@@ -89,13 +89,15 @@ def _cuda_inputs(cap):
 
 
 def live_regroup(windows=(64, 128), preset: str = "cap64k", reps: int = 200) -> dict:
-    """Chapter 04's cell: ``kernels/regroup.cu`` on ``preset`` at each W.
+    """Chapter 04's cell: ``kernels/regroup.cu`` on ``preset`` at each W, both kernel families.
 
-    On a GPU: π of :func:`pageweaver_edu.gpu.gpu_greedy_regroup` must equal the CPU
-    reference (AssertionError otherwise), then the kernel is timed. Returns
+    ``gpu_regroup_w<W>[bits_t<W>]`` is the paper's GPU form (one thread per query, 16-word
+    bitmaps), ``gpu_regroup_w<W>`` the default "pairs" kernel. On a GPU: every π must equal the
+    CPU reference (AssertionError otherwise), then each kernel is timed. Returns
     ``{name: median µs}`` (live) or the recorded medians.
     """
-    names = [f"gpu_regroup_w{w}" for w in windows]
+    runs = [(w, v) for w in windows for v in (f"bits_t{w}", None)]
+    names = [f"gpu_regroup_w{w}" + (f"[{v}]" if v else "") for w, v in runs]
     rec = gpu_or_recorded("gpu_regroup_h200")
     if rec is not None:
         print(recorded_table(rec, [*names, *(f"cpu_regroup_w{w}" for w in windows)]))
@@ -108,12 +110,13 @@ def live_regroup(windows=(64, 128), preset: str = "cap64k", reps: int = 200) -> 
     kw = cap.regroup_kwargs()
     topk, lengths = _cuda_inputs(cap)
     lines, out = [HEADER], {}
-    for w, name in zip(windows, names, strict=True):
+    for (w, variant), name in zip(runs, names, strict=True):
         ref = greedy_regroup(cap.topk, w, 8, **kw)
-        got = gpu_greedy_regroup(cap.topk, w, 8, **kw).cpu().numpy()
+        got = gpu_greedy_regroup(cap.topk, w, 8, variant=variant, **kw).cpu().numpy()
         same = bool(np.array_equal(ref, got))
-        assert same, f"W{w}: GPU π differs from the CPU one at {np.flatnonzero(ref != got)[:5]}"
-        plan = regroup_plan(n, 1, k, w, 8, 512, cap.request_offsets, None, cap.page_size)
+        assert same, f"{name}: GPU π differs from the CPU one at {np.flatnonzero(ref != got)[:5]}"
+        plan = regroup_plan(n, 1, k, w, 8, 512, cap.request_offsets, None, cap.page_size,
+                            variant)
         perm = plan.run(topk, lengths)
         out[name] = bench_gpu(lambda plan=plan, perm=perm: plan.run(topk, lengths, perm),
                               reps)["median_us"]

@@ -24,7 +24,8 @@ def test_cpu_branch_prints_the_recorded_file(capsys, monkeypatch):
     med = live_cells.live_regroup()
     text = capsys.readouterr().out
     assert "benchmarks/results/gpu_regroup_h200.json" in text and "commit" in text
-    assert set(med) == {"gpu_regroup_w64", "gpu_regroup_w128"}
+    assert set(med) == {"gpu_regroup_w64", "gpu_regroup_w128", "gpu_regroup_w64[bits_t64]",
+                        "gpu_regroup_w128[bits_t128]"}
     assert "gpu_union_prepare" in live_cells.live_union_prepare()
     monkeypatch.setenv(device.ENV_REQUIRE_GPU, "1")
     with pytest.raises(device.GPUUnavailableError):
@@ -45,7 +46,8 @@ def fake_gpu(monkeypatch):
     monkeypatch.setattr(torch.Tensor, "cuda", lambda self, *a, **k: self)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "FakeGPU")
 
-    def regroup(topk, w, group=8, **kw):
+    def regroup(topk, w, group=8, variant=None, **kw):
+        calls.append(("variant", variant))
         return torch.from_numpy(greedy_regroup(topk, w, group, **kw).astype(np.int32))
 
     class Plan:
@@ -77,13 +79,16 @@ def fake_gpu(monkeypatch):
 
 
 def test_gpu_branches_with_stand_ins(fake_gpu, capsys):
-    assert live_cells.live_regroup(reps=7) == {"gpu_regroup_w64": 12.5, "gpu_regroup_w128": 12.5}
+    assert live_cells.live_regroup(reps=7) == {
+        "gpu_regroup_w64": 12.5, "gpu_regroup_w128": 12.5, "gpu_regroup_w64[bits_t64]": 12.5,
+        "gpu_regroup_w128[bits_t128]": 12.5}
+    assert [c[1] for c in fake_gpu if c[0] == "variant"] == ["bits_t64", None, "bits_t128", None]
     out = live_cells.live_union_prepare(reps=7)
     assert out == {"gpu_union_prepare": 12.5, "gpu_union_prepare[count kernel only]": 12.5}
     text = capsys.readouterr().out
     assert "live on FakeGPU" in text and "19.30" in text and "34.60" in text
-    assert text.count("True") == 3 and "No GPU" not in text
-    assert [c for c in fake_gpu if c[0] == "bench"] == [("bench", 7)] * 4
+    assert text.count("True") == 5 and "No GPU" not in text
+    assert [c for c in fake_gpu if c[0] == "bench"] == [("bench", 7)] * 6
 
 
 class _Func:

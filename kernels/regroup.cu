@@ -24,7 +24,8 @@
 // k whose page S_j also selects. Then ONE warp runs all W rounds without a barrier: lane l
 // holds candidates i = l + 32q and keeps live_i = S_i's slots not yet in U_G:
 //   seed s : live_i = all_i & ~M[s][i]      pick j* : live_i &= ~M[j*][i]
-//   delta_i = popcount(live_i); j* = redux.sync min over (delta_i << 8 | i)
+//   delta_i = popcount(live_i); j* = redux.sync min over (delta_i << 16) + 2W·i (i's row
+//   offset in M, so the winner's key is the address of the row every lane loads next)
 // A round is Q shared loads, ANDs and popcounts (Q = candidates per lane) and one redux;
 // the lane's candidates are compacted (Q 4 → 2 → 1) as they leave R. On the H200 a round
 // costs about 140 SM cycles at Q = 2 (redux.sync + move 47, shared load 35, popcount 23).
@@ -79,7 +80,6 @@ struct Args {
   int uniform;                          // W when window m is rows [m·W, min((m+1)·W, N)) of
                                         // one chunk holding every row (no table loads), else 0
 };
-
 
 __device__ __forceinline__ void write_identity(int* perm, int begin, int end) {
   for (int i = begin + static_cast<int>(threadIdx.x); i < end; i += blockDim.x) perm[i] = i;

@@ -39,9 +39,11 @@ def pick_variant(window: int, variant: str | None = None, k: int = 16) -> str:
     H200, benchmarks/results/gpu_regroup_h200.json), else the smallest "bits" kernel.
     """
     if variant is None:
-        family = "pairs" if k <= PAIRS_MAX_K and window <= 128 else "bits"
-        variant = min((v for v, (_, w, f) in VARIANTS.items() if f == family and w >= window),
-                      key=lambda v: VARIANTS[v][1])
+        fits = [v for v, (_, w, f) in VARIANTS.items()
+                if w >= window and (f == "bits" or k <= PAIRS_MAX_K)]
+        if not fits:
+            raise PageWeaverInputError(f"no regroup kernel holds W = {window} (W <= {MAX_WINDOW})")
+        variant = min(fits, key=lambda v: (VARIANTS[v][2] != "pairs", VARIANTS[v][1]))
     if variant not in VARIANTS:
         raise PageWeaverInputError(f"unknown regroup variant {variant!r}; known: {list(VARIANTS)}")
     _, holds, family = VARIANTS[variant]

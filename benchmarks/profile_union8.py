@@ -1,0 +1,59 @@
+"""Launch the Union kernels on one preset for a profiler (Nsight Compute), nothing else.
+
+Builds the preset's inputs with ``union8_bench_common.preset_inputs`` (one KV head, the same
+seeded Q/K/V as ``bench_union8.py``) and the CPU plan of the W128 greedy order, warms every
+kernel up once, then launches each kernel ``--reps`` times. Profile one launch of each with:
+
+    ncu --clock-control none -k regex:'^union[48]_' --launch-skip 4 --launch-count 4 \
+        --set full -o union8 python3 benchmarks/profile_union8.py --reps 1
+
+(``--clock-control none`` leaves the clocks alone, as the timings in the result files do.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from union8_bench_common import preset_inputs
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--preset", default="cap64k")
+    ap.add_argument("--kernels", default="union8_fp8,union4_fp8,union8_bf16,union4_bf16")
+    ap.add_argument("--reps", type=int, default=3)
+    args = ap.parse_args(argv)
+    import torch
+
+    from pageweaver_edu.regroup_bitmap import greedy_regroup
+    from pageweaver_edu.union8_fp8_launch import Fp8UnionAttention, fp8_cache_from_bf16
+    from pageweaver_edu.union8_launch import UnionAttention, plan_from_cpu
+    from pageweaver_edu.union_prep import prepare_unions
+
+    x = preset_inputs(args.preset, 1)
+    perm = greedy_regroup(x.cap.topk, 128, 8, **x.cap.regroup_kwargs())
+    plans = {g: plan_from_cpu([prepare_unions(x.cap.topk, perm if g == 8 else None, x.offsets,
+                                              g)], x.n, g, x.offsets) for g in (8, 4)}
+    cache = fp8_cache_from_bf16(x.k, x.v)
+    runs = {}
+    for name in args.kernels.split(","):
+        kind, dtype = name.split("_")
+        if dtype == "fp8":
+            att = Fp8UnionAttention(x.q, cache, x.cpos, x.lens, kind)
+        else:
+            att = UnionAttention(x.q, x.k, x.v, x.cpos, x.lens, kind)
+        runs[name] = (att, plans[8 if kind == "union8" else 4])
+    for att, plan in runs.values():  # compile + warm up, outside the profiled launches
+        att.run(plan)
+    torch.cuda.synchronize()
+    for name, (att, plan) in runs.items():
+        for _ in range(args.reps):
+            att.run(plan)
+        torch.cuda.synchronize()
+        print(f"{name}: {args.reps} launches, {plan.num_groups} groups", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

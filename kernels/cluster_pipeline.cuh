@@ -1,13 +1,14 @@
 // The slot protocol of the Union8 / Union4 kernels (kernels/union8.cu BF16, kernels/union8_fp8.cu
 // FP8), Figure 3 of arXiv:2610.11201: the PTX primitives both kernels stage U_G with.
 // Symbols as in PAGEWEAVER.md and the notebooks:
-//   slot s     one page of K and V in every CTA's shared memory; page n of U_G goes to slot
-//              n % kNumSlots, so each slot's barriers complete one phase per kNumSlots pages;
+//   slot s     one stage of K and V in every CTA's shared memory (BF16: half a page, FP8: a
+//              page); stage n of the walk goes to slot n % kNumSlots, so each slot's barriers
+//              complete one phase per kNumSlots stages;
 //   event ①    "page ready", full[s], one per CTA (local): the CTA's thread 0 arms it with
 //              arrive.expect_tx(bytes) and the (multicast) bulk copies complete the bytes;
-//   event ②    "slot free after BOTH CTAs released", empty[s], lives in CTA0: every warp of
-//              every CTA arrives once it has finished reading slot s; only then may the
-//              producer overwrite that slot in every CTA.
+//   event ②    "slot free after BOTH CTAs released", empty[s], lives in CTA0: every thread
+//              (BF16) or warp (FP8) of every CTA arrives once it has finished reading slot s;
+//              only then may the producer overwrite that slot in every CTA.
 // Waits use a cluster-scope acquire, because event ② collects release-arrivals from the peer
 // CTA. Two ways to wait: mbar_wait_spin (unbounded, the BF16 kernel) and mbar_wait_bounded
 // (traps after a timeout instead of hanging the device, the FP8 kernel).
@@ -120,15 +121,16 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_
 }
 
 // Protocol start (thread 0 only): full[s] (event ①: thread 0's arm + the tx bytes) and
-// empty[s] (event ②: every warp of every CTA) at full0 + 8s / empty0 + 8s, made visible to
-// the cluster. The kernel then arms event ① for its prologue pages and calls cta_sync, so the
-// expect_tx always precedes the bytes the peer's multicast delivers.
-template <int kCtas, int kNumSlots, int kWarps>
-__device__ __forceinline__ void init_barriers(uint32_t full0, uint32_t empty0) {
+// empty[s] (event ②: `releases` arrivals, the warps or threads of every CTA that read slot s)
+// at full0 + 8s / empty0 + 8s, made visible to the cluster. The kernel then arms event ① for
+// its prologue and calls cta_sync, so the expect_tx always precedes the bytes the peer's
+// multicast delivers.
+template <int kNumSlots>
+__device__ __forceinline__ void init_barriers(uint32_t full0, uint32_t empty0, uint32_t releases) {
 #pragma unroll
   for (int s = 0; s < kNumSlots; ++s) {
     mbar_init(full0 + 8 * s, 1);
-    mbar_init(empty0 + 8 * s, kCtas * kWarps);
+    mbar_init(empty0 + 8 * s, releases);
   }
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }

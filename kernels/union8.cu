@@ -16,15 +16,28 @@
 //   At the end O / l (0 for an empty A_i) is written as BF16 straight to o[π[r]]. No partial
 //   outputs, no combine, no output reorder. Slots past a short tail group write nothing.
 //
-// KV staging (Figure 3). Each CTA owns kNumSlots (= 2) KV slots; slot s holds one page of K
-// and V. Page n of U_G goes to slot n % kNumSlots. Two events per slot:
-//   event ① "page ready"  full[s]  (one per CTA, local): thread 0 of the CTA arms it with
+// KV staging (Figure 3). Each CTA owns kNumSlots (= 2) KV slots; a slot holds one stage: half a
+// page (64 tokens) of K and of V, 32 KiB. Stage n of the walk is half n % 2 of page n / 2 of
+// U_G and goes to slot n % kNumSlots. Two events per slot:
+//   event ① "stage ready" full[s]  (one per CTA, local): thread 0 of the CTA arms it with
 //            arrive.expect_tx(bytes) and the bulk copies complete the bytes.
-//   event ② "slot free"   empty[s] (lives in CTA0): every warp of BOTH CTAs arrives once it
-//            has finished reading slot s (8 arrivals for Union8, 4 for Union4); only then may
-//            CTA0 overwrite that slot in both CTAs.
-//   Schedule: load 0 -> slot0, load 1 -> slot1 (prologue); compute page 0; both CTAs release
-//   slot0; load 2 -> slot0 while page 1 is computed; ...
+//   event ② "slot free"   empty[s] (lives in CTA0): every thread of BOTH CTAs arrives once its
+//            warp has finished reading slot s (256 arrivals for Union8, 128 for Union4); only
+//            then may CTA0 overwrite that slot in both CTAs.
+//   Schedule: stage 0 -> slot0, stage 1 -> slot1 (prologue); compute stage 0; both CTAs
+//   release slot0; stage 2 -> slot0 while stage 1 is computed; ... The producer (CTA0 warp
+//   0, which also computes) waits for event ② right after its own release: polling ② instead
+//   (issuing when it completes, blocking only for the stage it needs next, as union8_fp8.cu
+//   does) issued each stage about one stage later here and measured 21 % slower.
+// Why half pages. Two slots of a whole BF16 page (2 x 64 KiB) allow one CTA per SM, i.e. one
+// warp per SM sub-partition: every MMA, shuffle and barrier latency is exposed, and a CTA that
+// waits for its peer leaves the SM idle. Half-page slots (2 x 32 KiB) let two CTAs (two
+// clusters) share an SM, each hiding the other's stalls; the softmax already ran in 64-token
+// chunks, so a stage is exactly one chunk.
+// Why every thread arrives on ②. One arrival per warp (lane 0 after __syncwarp) is the usual
+// single-signalling-thread pattern, but compute-sanitizer's racecheck does not credit reads that
+// __syncwarp orders before another lane's arrive and reports the peer's multicast copy as a
+// hazard; with every lane arriving after its own ldmatrix reads the report is clean.
 //
 // Why multicast rather than DSMEM. Each page must come from HBM/L2 once per cluster. The
 // alternative (CTA0 loads, CTA1 reads CTA0's slot through distributed shared memory) would
@@ -34,15 +47,16 @@
 // the same bytes into the same offset of both CTAs' slot and completes the tx bytes on both
 // CTAs' event ① barriers, so each CTA reads its operands locally with ldmatrix.
 //
-// Layout. A K (or V) page is 128 token rows of 256 B. It is copied as 8 blocks of 16 rows
-// (4 KiB each, 16 bulk copies per page for K and V) into a slot whose blocks are 4,112 B apart
-// (16 B of padding per block): token t sits at (t / 16) * 4112 + (t % 16) * 256. An MMA n-tile
-// takes the 8 tokens {j, j+16, ..., j+112} (one per block), so the 8 row addresses of every
-// ldmatrix phase fall in 8 different 16-byte bank groups: no bank conflicts. Softmax does not
-// care which tokens share a tile; the causal / length mask uses each column's real token id,
-// and P V reads V with the same token order.
+// Layout. A stage of K (or V) is 64 token rows of 256 B. It is copied as 8 blocks of 8 rows
+// (2 KiB each, 16 bulk copies per stage for K and V) into a slot whose blocks are 2,064 B apart
+// (16 B of padding per block): stage token t sits at (t / 8) * 2064 + (t % 8) * 256. An MMA
+// n-tile takes the 8 tokens {j, j+8, ..., j+56} (one per block), so the 8 row addresses of
+// every ldmatrix phase fall in 8 different 16-byte bank groups: no bank conflicts. Softmax
+// does not care which tokens share a tile; the causal / length mask uses each column's real
+// token id, and P V reads V with the same token order.
 // (Version 1 padded every row and issued 256 row copies of 256 B per page; the copy engine's
-// per-request cost then dominated: 14.3 ms on cap64k, see benchmarks/results/*_v1_rowcopies.)
+// per-request cost then dominated: 14.3 ms on cap64k, see benchmarks/results/*_v1_rowcopies.
+// Version 2 staged whole pages in 8 blocks of 16 rows, one CTA per SM: 3.19 ms.)
 //
 // Arithmetic is isolated in `Bf16Math` (Q fragments, S = Q K^T, O += P V, slot geometry); an
 // FP8 E4M3 policy (per-row Q scale, scaled P, wgmma) can replace it without touching the slot
@@ -122,19 +136,18 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 //   C (16x8):  c0,c1 = (g, 2t..2t+1), c2,c3 = (g+8, 2t..2t+1)
 struct Bf16Math {
   static constexpr int kRowBytes = kDim * 2;            // one token of K or V
-  static constexpr int kBlockRows = 16;                 // tokens per bulk copy
-  static constexpr int kBlocks = kPage / kBlockRows;    // 8 blocks = 8 rows of an n-tile
-  static constexpr int kBlockBytes = kBlockRows * kRowBytes;  // 4 KiB per copy
+  static constexpr int kStage = 64;                     // tokens per stage (half a page)
+  static constexpr int kBlockRows = 8;                  // tokens per bulk copy
+  static constexpr int kBlocks = kStage / kBlockRows;   // 8 blocks = 8 rows of an n-tile
+  static constexpr int kBlockBytes = kBlockRows * kRowBytes;  // 2 KiB per copy
   static constexpr int kBlockStride = kBlockBytes + 16;  // padded: conflict-free ldmatrix
-  static constexpr int kTileBytes = kBlocks * kBlockStride;  // one page of K (or V) in a slot
+  static constexpr int kTileBytes = kBlocks * kBlockStride;  // one stage of K (or V) in a slot
   static constexpr int kSlotBytes = 2 * kTileBytes;     // K then V
-  static constexpr uint32_t kTxBytes = 2u * kPage * kRowBytes;  // bytes landing per page
+  static constexpr uint32_t kTxBytes = 2u * kStage * kRowBytes;  // bytes landing per stage
   static constexpr int kKSteps = kDim / 16;             // 8 k-steps over d for S = Q K^T
-  static constexpr int kChunk = 64;                     // tokens per softmax step (registers)
-  static constexpr int kChunkTiles = kChunk / 8;        // n-tiles of 8 tokens per chunk
-  static constexpr int kTokTiles = kPage / 8;           // 16 n-tiles per page
+  static constexpr int kChunkTiles = kStage / 8;        // n-tiles of 8 tokens per stage
 
-  // Token (page-relative) of column `col` of n-tile `jt`: tile jt = {jt, jt+16, ..., jt+112}.
+  // Token (stage-relative) of column `col` of n-tile `jt`: tile jt = {jt, jt+8, ..., jt+56}.
   static __device__ __forceinline__ int token(int jt, int col) { return jt + kBlockRows * col; }
   static constexpr int kDimTiles = kDim / 8;            // 16 n-tiles of 8 dims for O
 
@@ -155,9 +168,9 @@ struct Bf16Math {
     }
   }
 
-  // S = Q K^T over the chunk's n-tiles jt0 .. jt0 + kChunkTiles - 1: s[nt] is the C tile of
-  // n-tile jt0 + nt (tokens token(jt0 + nt, 0..7)).
-  static __device__ __forceinline__ void scores(uint32_t k_tile, int jt0, int lane,
+  // S = Q K^T over the stage's n-tiles: s[nt] is the C tile of n-tile nt (tokens
+  // token(nt, 0..7)).
+  static __device__ __forceinline__ void scores(uint32_t k_tile, int lane,
                                                 const QFrag& qa, float (&s)[kChunkTiles][4]) {
 #pragma unroll
     for (int nt = 0; nt < kChunkTiles; ++nt) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
@@ -169,26 +182,26 @@ struct Bf16Math {
 #pragma unroll
       for (int kk = 0; kk < kKSteps / 2; ++kk) {
         uint32_t b[4];
-        ldsm_x4(row_base + (jt0 + nt) * kRowBytes + kk * 64, b);
+        ldsm_x4(row_base + nt * kRowBytes + kk * 64, b);
         mma_bf16(s[nt], qa[2 * kk], b[0], b[1]);
         mma_bf16(s[nt], qa[2 * kk + 1], b[2], b[3]);
       }
     }
   }
 
-  // O += P V over the chunk: P comes from the score registers (the C layout of two adjacent
+  // O += P V over the stage: P comes from the score registers (the C layout of two adjacent
   // token tiles is the A layout of one k-step of the next MMA).
-  // k-step j runs over n-tiles jt0 + 2j (k = 0..7) and jt0 + 2j + 1 (k = 8..15).
-  static __device__ __forceinline__ void accumulate(uint32_t v_tile, int jt0, int lane,
+  // k-step j runs over n-tiles 2j (k = 0..7) and 2j + 1 (k = 8..15).
+  static __device__ __forceinline__ void accumulate(uint32_t v_tile, int lane,
                                                     const float (&p)[kChunkTiles][4],
                                                     float (&o)[kDimTiles][4]) {
-    // ldmatrix.x4.trans: matrix m holds the V rows of n-tile jt0 + 2j + (m & 1) (row i = block
-    // i), dims 16dp + 8(m >> 1) .. +7.
+    // ldmatrix.x4.trans: matrix m holds the V rows of n-tile 2j + (m & 1) (row i = block i),
+    // dims 16dp + 8(m >> 1) .. +7.
     const int m = lane >> 3;
     const uint32_t row_base =
-        v_tile + (lane & 7) * kBlockStride + (jt0 + (m & 1)) * kRowBytes + (m >> 1) * 16;
+        v_tile + (lane & 7) * kBlockStride + (m & 1) * kRowBytes + (m >> 1) * 16;
 #pragma unroll
-    for (int j = 0; j < kChunk / 16; ++j) {
+    for (int j = 0; j < kStage / 16; ++j) {
       const uint32_t pa[4] = {pack_bf16(p[2 * j][0], p[2 * j][1]),
                               pack_bf16(p[2 * j][2], p[2 * j][3]),
                               pack_bf16(p[2 * j + 1][0], p[2 * j + 1][1]),
@@ -232,22 +245,26 @@ __device__ __forceinline__ void union_attention(const Args& a) {
     if (a.plan.lengths) limit = min(limit, __ldg(a.plan.lengths + qid));            // t <  L_i
   }
 
+  constexpr int kStages = kPage / Math::kStage;  // stages per page (2)
+  const int stages = count * kStages;             // the walk: 2 |U_G| stages
   if (threadIdx.x == 0) {
-    init_barriers<kCtas, kNumSlots, kWarps>(full0, empty0);  // events ① and ② of every slot
-    // Arm event ① for the prologue pages before the cluster barrier, so the expect_tx always
+    // events ① and ② of every slot; ② counts every thread of every CTA
+    init_barriers<kNumSlots>(full0, empty0, kCtas * kThreads);
+    // Arm event ① for the prologue stages before the cluster barrier, so the expect_tx always
     // precedes the bytes the peer's multicast delivers.
-    for (int s = 0; s < kNumSlots && s < count; ++s) mbar_arm(full0 + 8 * s, Math::kTxBytes);
+    for (int s = 0; s < kNumSlots && s < stages; ++s) mbar_arm(full0 + 8 * s, Math::kTxBytes);
   }
   cta_sync<kCtas>();
 
-  // Producer: CTA0's warp 0 copies page n of U_G into slot n % kNumSlots of every CTA.
+  // Producer: CTA0's warp 0 copies stage n of the walk into slot n % kNumSlots of every CTA.
   const bool producer = (cta == 0) && (warp == 0);
   const size_t head_page = static_cast<size_t>(kPage) * kDim;  // elements per (page, head)
   auto issue = [&](int n) {
     const int s = n % kNumSlots;
-    int pid = __ldg(a.plan.pages + p_begin + n);
+    int pid = __ldg(a.plan.pages + p_begin + n / kStages);
     if (pid < 0 || pid >= a.plan.num_pages) pid = 0;  // out of range: a valid page, masked below
-    const size_t base = (static_cast<size_t>(pid) * a.plan.kv_heads + head) * head_page;
+    const size_t base = (static_cast<size_t>(pid) * a.plan.kv_heads + head) * head_page +
+                        static_cast<size_t>(n % kStages) * Math::kStage * kDim;
     if (lane < 2 * Math::kBlocks) {  // lanes 0-7: K blocks, lanes 8-15: V blocks
       const int b = lane % Math::kBlocks;
       const bool is_v = lane >= Math::kBlocks;
@@ -258,7 +275,7 @@ __device__ __forceinline__ void union_attention(const Args& a) {
     }
   };
   if (producer) {
-    for (int n = 0; n < kNumSlots && n < count; ++n) issue(n);
+    for (int n = 0; n < kNumSlots && n < stages; ++n) issue(n);
   }
 
   typename Math::QFrag qa;
@@ -274,77 +291,75 @@ __device__ __forceinline__ void union_attention(const Args& a) {
   float l_lo = 0.f, l_hi = 0.f;              // this thread's part of the running sums
   const int t2 = 2 * (lane & 3);
 
-  for (int n = 0; n < count; ++n) {
+  for (int n = 0; n < stages; ++n) {
     const int s = n % kNumSlots;
     const uint32_t parity = (n / kNumSlots) & 1;
-    const int pid = __ldg(a.plan.pages + p_begin + n);
-    const uint32_t member = (__ldg(a.plan.masks + p_begin + n) >> slot) & 1u;
-    const int first = pid * kPage;  // token id of the page's first row
+    const int pe = p_begin + n / kStages;  // the stage's page in U_G
+    const int pid = __ldg(a.plan.pages + pe);
+    const uint32_t member = (__ldg(a.plan.masks + pe) >> slot) & 1u;
+    const int first = pid * kPage + (n % kStages) * Math::kStage;  // the stage's first token
+    // A stage whose first token is masked (t >= limit) is wholly masked: skip it.
     const bool work = present && member && pid >= 0 && pid < a.plan.num_pages && first < limit;
 
-    mbar_wait_spin(full0 + 8 * s, parity);  // event ①: page n is in my slot s
-    if (threadIdx.x == 0 && n + kNumSlots < count) {
-      mbar_arm(full0 + 8 * s, Math::kTxBytes);  // arm slot s for page n + kNumSlots
+    mbar_wait_spin(full0 + 8 * s, parity);  // event ①: stage n is in my slot s
+    if (threadIdx.x == 0 && n + kNumSlots < stages) {
+      mbar_arm(full0 + 8 * s, Math::kTxBytes);  // arm slot s for stage n + kNumSlots
     }
 
     if (work) {
       const uint32_t k_tile = slots + s * Math::kSlotBytes;
-      // The page is processed in chunks of Math::kChunkTiles n-tiles (64 tokens: keeps S in 32
-      // registers). Same order for every grouping: original and regrouped runs are bitwise
-      // identical. A chunk whose first token (token(jt0, 0)) is masked is wholly masked.
-      const bool partial = first + kPage > limit;  // causal / length tail inside this page
-#pragma unroll 1
-      for (int jt0 = 0; jt0 < Math::kTokTiles && first + jt0 < limit; jt0 += Math::kChunkTiles) {
-        float sc[Math::kChunkTiles][4];
-        Math::scores(k_tile, jt0, lane, qa, sc);
-        float mx_lo = -INFINITY, mx_hi = -INFINITY;
+      // One softmax step per stage (64 tokens: S in 32 registers), stages in walk order for
+      // every grouping: original and regrouped runs are bitwise identical.
+      const bool partial = first + Math::kStage > limit;  // causal / length tail in the stage
+      float sc[Math::kChunkTiles][4];
+      Math::scores(k_tile, lane, qa, sc);
+      float mx_lo = -INFINITY, mx_hi = -INFINITY;
 #pragma unroll
-        for (int nt = 0; nt < Math::kChunkTiles; ++nt) {
+      for (int nt = 0; nt < Math::kChunkTiles; ++nt) {
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            float x = sc[nt][e] * a.plan.scale_log2;
-            if (partial && first + Math::token(jt0 + nt, t2 + (e & 1)) >= limit) x = -INFINITY;
-            sc[nt][e] = x;
-          }
-          mx_lo = fmaxf(mx_lo, fmaxf(sc[nt][0], sc[nt][1]));
-          mx_hi = fmaxf(mx_hi, fmaxf(sc[nt][2], sc[nt][3]));
+        for (int e = 0; e < 4; ++e) {
+          float x = sc[nt][e] * a.plan.scale_log2;
+          if (partial && first + Math::token(nt, t2 + (e & 1)) >= limit) x = -INFINITY;
+          sc[nt][e] = x;
         }
-#pragma unroll
-        for (int d = 1; d <= 2; d <<= 1) {  // the 4 lanes of a quad share rows g and g + 8
-          mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, d));
-          mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, d));
-        }
-        // Token first + jt0 is valid, so both maxima are finite here.
-        const float new_lo = fmaxf(m_lo, mx_lo), new_hi = fmaxf(m_hi, mx_hi);
-        const float al_lo = exp2f(m_lo - new_lo), al_hi = exp2f(m_hi - new_hi);  // rescale
-        m_lo = new_lo;
-        m_hi = new_hi;
-        float sum_lo = 0.f, sum_hi = 0.f;
-#pragma unroll
-        for (int nt = 0; nt < Math::kChunkTiles; ++nt) {
-          sc[nt][0] = exp2f(sc[nt][0] - new_lo);
-          sc[nt][1] = exp2f(sc[nt][1] - new_lo);
-          sc[nt][2] = exp2f(sc[nt][2] - new_hi);
-          sc[nt][3] = exp2f(sc[nt][3] - new_hi);
-          sum_lo += sc[nt][0] + sc[nt][1];
-          sum_hi += sc[nt][2] + sc[nt][3];
-        }
-        l_lo = l_lo * al_lo + sum_lo;
-        l_hi = l_hi * al_hi + sum_hi;
-#pragma unroll
-        for (int i = 0; i < Math::kDimTiles; ++i) {
-          o[i][0] *= al_lo;
-          o[i][1] *= al_lo;
-          o[i][2] *= al_hi;
-          o[i][3] *= al_hi;
-        }
-        Math::accumulate(k_tile + Math::kTileBytes, jt0, lane, sc, o);
+        mx_lo = fmaxf(mx_lo, fmaxf(sc[nt][0], sc[nt][1]));
+        mx_hi = fmaxf(mx_hi, fmaxf(sc[nt][2], sc[nt][3]));
       }
+#pragma unroll
+      for (int d = 1; d <= 2; d <<= 1) {  // the 4 lanes of a quad share rows g and g + 8
+        mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, d));
+        mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, d));
+      }
+      // Token `first` is valid, so both maxima are finite here.
+      const float new_lo = fmaxf(m_lo, mx_lo), new_hi = fmaxf(m_hi, mx_hi);
+      const float al_lo = exp2f(m_lo - new_lo), al_hi = exp2f(m_hi - new_hi);  // rescale
+      m_lo = new_lo;
+      m_hi = new_hi;
+      float sum_lo = 0.f, sum_hi = 0.f;
+#pragma unroll
+      for (int nt = 0; nt < Math::kChunkTiles; ++nt) {
+        sc[nt][0] = exp2f(sc[nt][0] - new_lo);
+        sc[nt][1] = exp2f(sc[nt][1] - new_lo);
+        sc[nt][2] = exp2f(sc[nt][2] - new_hi);
+        sc[nt][3] = exp2f(sc[nt][3] - new_hi);
+        sum_lo += sc[nt][0] + sc[nt][1];
+        sum_hi += sc[nt][2] + sc[nt][3];
+      }
+      l_lo = l_lo * al_lo + sum_lo;
+      l_hi = l_hi * al_hi + sum_hi;
+#pragma unroll
+      for (int i = 0; i < Math::kDimTiles; ++i) {
+        o[i][0] *= al_lo;
+        o[i][1] *= al_lo;
+        o[i][2] *= al_hi;
+        o[i][3] *= al_hi;
+      }
+      Math::accumulate(k_tile + Math::kTileBytes, lane, sc, o);
     }
 
     __syncwarp();
-    if (lane == 0) mbar_release<kCtas>(empty0 + 8 * s);  // event ②: this warp is done with s
-    if (producer && n + kNumSlots < count) {
+    mbar_release<kCtas>(empty0 + 8 * s);  // event ②: this thread is done with slot s
+    if (producer && n + kNumSlots < stages) {
       mbar_wait_spin(empty0 + 8 * s, parity);  // event ②: both CTAs released slot s
       issue(n + kNumSlots);
     }
@@ -374,21 +389,22 @@ __device__ __forceinline__ void union_attention(const Args& a) {
   if constexpr (kCtas == 2) cluster_sync();
 }
 
-// Dynamic shared memory the launcher requests: kNumSlots * 65,792 B + 16 B of barriers per slot
-// (131,616 B for two slots), above the 48 KiB default, hence MAX_DYNAMIC_SHARED_SIZE_BYTES.
+// Dynamic shared memory the launcher requests: kNumSlots * 33,024 B + 16 B of barriers per slot
+// (66,080 B for two slots: two CTAs per SM), above the 48 KiB default, hence
+// MAX_DYNAMIC_SHARED_SIZE_BYTES.
 [[maybe_unused]] constexpr int kSmemBytes = kNumSlots * Bf16Math::kSlotBytes + 16 * kNumSlots;
 
 }  // namespace union8
 }  // namespace pageweaver
 
 // Union8: grid (2 * G, H), clusters of two CTAs along x; plan built with g = 8.
-extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(pageweaver::union8::kThreads, 1)
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(pageweaver::union8::kThreads, 2)
     union8_bf16(const pageweaver::union8::Args a) {
   pageweaver::union8::union_attention<2, pageweaver::union8::Bf16Math>(a);
 }
 
 // Union4 (group-size control): grid (G, H), one CTA per group; plan built with g = 4.
-extern "C" __global__ void __launch_bounds__(pageweaver::union8::kThreads, 1)
+extern "C" __global__ void __launch_bounds__(pageweaver::union8::kThreads, 2)
     union4_bf16(const pageweaver::union8::Args a) {
   pageweaver::union8::union_attention<1, pageweaver::union8::Bf16Math>(a);
 }

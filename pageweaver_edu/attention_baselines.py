@@ -143,9 +143,9 @@ def emulate_union_group(q, k, v, plan, group: int, causal_pos=None, lengths=None
     """CPU, tile-by-tile emulation of one group of the Union8 kernel (one KV head).
 
     Follows ``kernels/union8.cu`` step by step: each execution slot r walks U_G in order, skips
-    pages it does not select (and pages wholly past min(c_i + 1, L_i)), and for each chunk of
-    ``chunk`` tokens of a page (the kernel's token order: n-tile jt holds tokens jt, jt + 16,
-    ..., jt + 112, a chunk is 8 n-tiles) updates its FP32 online-softmax state per row:
+    pages it does not select, and for each stage of ``chunk`` consecutive tokens of a page (the
+    kernel's half-page KV stages; a stage whose first token is past min(c_i + 1, L_i) is
+    skipped) updates its FP32 online-softmax state per row:
     ``m' = max(m, rowmax S)``, ``l = l * 2^(m - m') + rowsum 2^(S - m')``,
     ``O = O * 2^(m - m') + bf16(P) V``. Scores use log2 units (scale * log2 e folded in).
 
@@ -174,8 +174,6 @@ def emulate_union_group(q, k, v, plan, group: int, causal_pos=None, lengths=None
 
     q, k, v = (np.asarray(x, dtype=np.float32) for x in (q, k, v))
     page, dim = k.shape[1], k.shape[2]
-    block = page // 8  # tokens per copy block = stride between the 8 tokens of an n-tile
-    tiles, tiles_per_chunk = page // 8, chunk // 8
     scale_log2 = np.float32((scale or dim**-0.5) * np.log2(np.e))
     base, size = (int(x) for x in plan.group_slots[group])
     pages, masks = plan.group_pages(group)
@@ -192,17 +190,15 @@ def emulate_union_group(q, k, v, plan, group: int, causal_pos=None, lengths=None
         l = np.zeros(heads, np.float32)  # noqa: E741
         o = np.zeros((heads, dim), np.float32)
         for p, mask in zip(pages, masks, strict=True):
-            first = int(p) * page
-            if not (mask >> r) & 1 or first >= limit:
+            if not (mask >> r) & 1:
                 continue  # the warp skips the arithmetic (it still takes part in ①/②)
-            for jt0 in range(0, tiles, tiles_per_chunk):
-                if first + jt0 >= limit:  # the chunk's first token is masked: all of it is
+            for start in range(0, page, chunk):
+                first = int(p) * page + start
+                if first >= limit:  # the stage's first token is masked: all of it is
                     break
-                # n-tile jt holds tokens {jt, jt + 16, ..., jt + 112} (kernel layout)
-                rel = (np.arange(jt0, jt0 + tiles_per_chunk)[:, None]
-                       + block * np.arange(8)[None, :]).reshape(-1)
+                rel = np.arange(start, start + chunk)
                 s = (q[qid] @ k[p, rel].T).astype(np.float32) * scale_log2
-                s[:, first + rel >= limit] = -np.inf
+                s[:, first - start + rel >= limit] = -np.inf
                 m_new = np.maximum(m, s.max(axis=1))
                 alpha = np.exp2(m - m_new)
                 pr = np.exp2(s - m_new[:, None])
@@ -210,7 +206,7 @@ def emulate_union_group(q, k, v, plan, group: int, causal_pos=None, lengths=None
                 o = o * alpha[:, None] + bf16(pr) @ v[p, rel]
                 m = m_new
                 if trace is not None:
-                    trace.append({"slot": r, "page": int(p), "chunk": jt0 // tiles_per_chunk,
+                    trace.append({"slot": r, "page": int(p), "chunk": start // chunk,
                                   "m": float(m[0]), "l": float(l[0])})
         out[qid] = np.where(l[:, None] > 0, o / np.where(l > 0, l, 1)[:, None], 0.0)
     return out

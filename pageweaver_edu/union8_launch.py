@@ -29,14 +29,16 @@ from .inputs import PageWeaverInputError, as_request_offsets
 
 HEADS, DIM, PAGE = 16, 128, 128
 THREADS = 128
-BLOCK_STRIDE = 16 * DIM * 2 + 16  # 16-token K/V block + 16 B padding in shared memory
+STAGE = 64  # tokens per KV stage (half a page): one slot holds a stage of K and of V
+BLOCK_STRIDE = 8 * DIM * 2 + 16  # 8-token K/V copy block + 16 B padding in shared memory
 KERNELS = {"union8": ("union8_bf16", 8, 2), "union4": ("union4_bf16", 4, 1)}  # name, g, CTAs
 ARG_FORMAT = "PPPPPPPPPPPiiiifi"  # the fields of union8::Args, 112 bytes
 
 
 def smem_bytes(slots: int = 2) -> int:
-    """Dynamic shared memory of one CTA: ``slots`` KV slots (K + V, padded blocks) + barriers."""
-    return slots * 2 * (PAGE // 16) * BLOCK_STRIDE + 16 * slots
+    """Dynamic shared memory of one CTA: ``slots`` KV slots (a stage of K and of V in padded
+    8-token blocks) + 16 B of barriers per slot; 66,080 B for two slots (two CTAs per SM)."""
+    return slots * 2 * (STAGE // 8) * BLOCK_STRIDE + 16 * slots
 
 
 def get_union_kernel(kind: str = "union8", slots: int = 2):

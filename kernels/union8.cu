@@ -297,9 +297,10 @@ __device__ __forceinline__ void union_attention(const Args& a) {
     const int pe = p_begin + n / kStages;  // the stage's page in U_G
     const int pid = __ldg(a.plan.pages + pe);
     const uint32_t member = (__ldg(a.plan.masks + pe) >> slot) & 1u;
-    const int first = pid * kPage + (n % kStages) * Math::kStage;  // the stage's first token
-    // A stage whose first token is masked (t >= limit) is wholly masked: skip it.
-    const bool work = present && member && pid >= 0 && pid < a.plan.num_pages && first < limit;
+    // Visible tokens of the stage: t = first + j is valid for j < vis (first = the stage's first
+    // token). A stage whose first token is masked (vis <= 0) is wholly masked: skip it.
+    const int vis = limit - (pid * kPage + (n % kStages) * Math::kStage);
+    const bool work = present && member && pid >= 0 && pid < a.plan.num_pages && vis > 0;
 
     mbar_wait_spin(full0 + 8 * s, parity);  // event ①: stage n is in my slot s
     if (threadIdx.x == 0 && n + kNumSlots < stages) {
@@ -310,7 +311,7 @@ __device__ __forceinline__ void union_attention(const Args& a) {
       const uint32_t k_tile = slots + s * Math::kSlotBytes;
       // One softmax step per stage (64 tokens: S in 32 registers), stages in walk order for
       // every grouping: original and regrouped runs are bitwise identical.
-      const bool partial = first + Math::kStage > limit;  // causal / length tail in the stage
+      const bool partial = vis < Math::kStage;  // causal / length tail in the stage
       float sc[Math::kChunkTiles][4];
       Math::scores(k_tile, lane, qa, sc);
       float mx_lo = -INFINITY, mx_hi = -INFINITY;
@@ -319,7 +320,7 @@ __device__ __forceinline__ void union_attention(const Args& a) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           float x = sc[nt][e] * a.plan.scale_log2;
-          if (partial && first + Math::token(nt, t2 + (e & 1)) >= limit) x = -INFINITY;
+          if (partial && Math::token(nt, t2 + (e & 1)) >= vis) x = -INFINITY;
           sc[nt][e] = x;
         }
         mx_lo = fmaxf(mx_lo, fmaxf(sc[nt][0], sc[nt][1]));
@@ -330,7 +331,7 @@ __device__ __forceinline__ void union_attention(const Args& a) {
         mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, d));
         mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, d));
       }
-      // Token `first` is valid, so both maxima are finite here.
+      // The stage's first token is valid, so both maxima are finite here.
       const float new_lo = fmaxf(m_lo, mx_lo), new_hi = fmaxf(m_hi, mx_hi);
       const float al_lo = exp2f(m_lo - new_lo), al_hi = exp2f(m_hi - new_hi);  // rescale
       m_lo = new_lo;

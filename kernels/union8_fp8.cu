@@ -50,8 +50,8 @@
 //
 // KV staging (Figure 3), as union8.cu: kNumSlots slots per CTA, page n in slot n % kNumSlots,
 // event ① full[s] per CTA (armed by the CTA's thread 0 with expect_tx, completed by the
-// multicast bytes), event ② empty[s] in CTA0 (one release per warp of both CTAs). The
-// producer (CTA0 thread 0) issues page m only after every warp of both CTAs released page
+// multicast bytes), event ② empty[s] in CTA0 (one release per thread of both CTAs). The
+// producer (CTA0 thread 0) issues page m only after every thread of both CTAs released page
 // m - kNumSlots. It blocks only for the page its own CTA needs next; otherwise it polls
 // (test_wait) between phases, so CTA0 is not held back by CTA1 finishing a page late.
 // Every mbarrier wait is bounded (PW_WAIT_TIMEOUT_NS, default 10 s): a protocol bug traps
@@ -301,7 +301,7 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
   }
 
   if (threadIdx.x == 0) {
-    init_barriers<kNumSlots>(full0, empty0, kCtas * kWarps);  // events ① and ② of every slot
+    init_barriers<kNumSlots>(full0, empty0, kCtas * kThreads);  // ② counts every thread
     // Arm event ① for the prologue pages before the cluster barrier, so the expect_tx always
     // precedes the bytes the peer's multicast delivers.
     for (int s = 0; s < kNumSlots && s < count; ++s) mbar_arm(full0 + 8 * s, kTxBytes);
@@ -440,7 +440,7 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
     }
 
     __syncwarp();
-    if (lane == 0) mbar_release<kCtas>(empty0 + 8 * s);  // event ②: this warp is done with s
+    mbar_release<kCtas>(empty0 + 8 * s);  // event ②: this thread is done with slot s
     if (producer) pump(-1);
   }
 

@@ -9,9 +9,10 @@
 //   and length masks are uniform across a warp.
 //   The cluster walks U_G (ascending page ids, `pages[page_offsets[G] ..]`) in order. For each
 //   page p, every warp whose query selects p (bit r of the membership byte, r = slot) and
-//   sees at least one token of p (t < min(c_i + 1, L_i)) does
-//       S = Q K_p^T            (16 x 128 scores, FP32)
-//       m' = max(m, rowmax S)  l = l * 2^(m - m') + rowsum 2^(S - m')  O = O * 2^(m - m') + P V_p
+//   sees at least one token of p (t < min(c_i + 1, L_i)) does, for each 64-token stage C of p
+//   (see KV staging) whose first token is visible,
+//       S = Q K_C^T            (16 x 64 scores, FP32)
+//       m' = max(m, rowmax S)  l = l * 2^(m - m') + rowsum 2^(S - m')  O = O * 2^(m - m') + P V_C
 //   and every other warp skips the arithmetic but still takes part in the slot protocol.
 //   At the end O / l (0 for an empty A_i) is written as BF16 straight to o[π[r]]. No partial
 //   outputs, no combine, no output reorder. Slots past a short tail group write nothing.

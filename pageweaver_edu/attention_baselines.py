@@ -139,11 +139,11 @@ class FlexPageAttention:
 
 
 def emulate_union_group(q, k, v, plan, group: int, causal_pos=None, lengths=None,
-                        chunk: int = 64, scale=None, trace=None):
+                        stage: int = 64, scale=None, trace=None):
     """CPU, tile-by-tile emulation of one group of the Union8 kernel (one KV head).
 
     Follows ``kernels/union8.cu`` step by step: each execution slot r walks U_G in order, skips
-    pages it does not select, and for each stage of ``chunk`` consecutive tokens of a page (the
+    pages it does not select, and for each stage of ``stage`` consecutive tokens of a page (the
     kernel's half-page KV stages; a stage whose first token is past min(c_i + 1, L_i) is
     skipped) updates its FP32 online-softmax state per row:
     ``m' = max(m, rowmax S)``, ``l = l * 2^(m - m') + rowsum 2^(S - m')``,
@@ -157,8 +157,8 @@ def emulate_union_group(q, k, v, plan, group: int, causal_pos=None, lengths=None
     group : int
         Group index.
     trace : list, optional
-        When given, one dict per (slot, page, chunk) step is appended: the slot, page, chunk
-        start, and the running max / sum of head 0 after the step.
+        When given, one dict per (slot, page, stage) step is appended: the slot, page, stage
+        index within the page, and the running max / sum of head 0 after the step.
 
     Returns
     -------
@@ -192,11 +192,11 @@ def emulate_union_group(q, k, v, plan, group: int, causal_pos=None, lengths=None
         for p, mask in zip(pages, masks, strict=True):
             if not (mask >> r) & 1:
                 continue  # the warp skips the arithmetic (it still takes part in ①/②)
-            for start in range(0, page, chunk):
+            for start in range(0, page, stage):
                 first = int(p) * page + start
                 if first >= limit:  # the stage's first token is masked: all of it is
                     break
-                rel = np.arange(start, start + chunk)
+                rel = np.arange(start, start + stage)
                 s = (q[qid] @ k[p, rel].T).astype(np.float32) * scale_log2
                 s[:, first - start + rel >= limit] = -np.inf
                 m_new = np.maximum(m, s.max(axis=1))
@@ -206,7 +206,7 @@ def emulate_union_group(q, k, v, plan, group: int, causal_pos=None, lengths=None
                 o = o * alpha[:, None] + bf16(pr) @ v[p, rel]
                 m = m_new
                 if trace is not None:
-                    trace.append({"slot": r, "page": int(p), "chunk": start // chunk,
+                    trace.append({"slot": r, "page": int(p), "stage": start // stage,
                                   "m": float(m[0]), "l": float(l[0])})
         out[qid] = np.where(l[:, None] > 0, o / np.where(l > 0, l, 1)[:, None], 0.0)
     return out

@@ -62,7 +62,7 @@ def test_trace_steps_are_the_kernels_stages():
     q, k, v = bf16((2, 2, DIM), rng), bf16((3, PAGE, DIM), rng), bf16((3, PAGE, DIM), rng)
     trace = []
     emulate_union_group(q, k, v, prepare_unions(topk), 0, causal, trace=trace)
-    steps = [(s["slot"], s["page"], s["chunk"]) for s in trace]
+    steps = [(s["slot"], s["page"], s["stage"]) for s in trace]
     assert steps == [(0, 0, 0), (0, 0, 1), (0, 2, 0), (1, 1, 0), (1, 1, 1), (1, 2, 0), (1, 2, 1)]
 
 

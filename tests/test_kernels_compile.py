@@ -7,27 +7,13 @@ compiler's resource report (``-Xptxas -v``) must show zero bytes for every kerne
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from sass_tools import KERNELS, NVCC, compile_cubin
 
-KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 SOURCES = sorted(KERNELS.glob("*.cu"))
-ARCH = ["-gencode=arch=compute_90a,code=sm_90a"]
-
-
-def find_nvcc() -> str | None:
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and (Path(root) / "bin" / "nvcc").is_file():
-            return str(Path(root) / "bin" / "nvcc")
-    return shutil.which("nvcc")
-
-
-NVCC = find_nvcc()
 PROPS = re.compile(
     r"Function properties for (\S+)\s*\n\s*(\d+) bytes stack frame, (\d+) bytes spill stores, "
     r"(\d+) bytes spill loads"
@@ -35,13 +21,7 @@ PROPS = re.compile(
 
 
 def compile_report(source: Path, tmp_path: Path) -> str:
-    proc = subprocess.run(
-        [NVCC, "-std=c++17", "-O3", *ARCH, "-Xptxas", "-v", "-cubin", f"-I{KERNELS}",
-         "-o", str(tmp_path / (source.stem + ".cubin")), str(source)],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert proc.returncode == 0, f"nvcc failed on {source.name}:\n{proc.stderr}"
-    return proc.stderr + proc.stdout
+    return compile_cubin(source, tmp_path / (source.stem + ".cubin"))
 
 
 def test_kernel_sources_exist():

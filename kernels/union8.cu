@@ -29,12 +29,13 @@
 //   release slot0; stage 2 -> slot0 while stage 1 is computed; ... The producer (CTA0 warp
 //   0, which also computes) waits for event ② right after its own release: polling ② instead
 //   (issuing when it completes, blocking only for the stage it needs next, as union8_fp8.cu
-//   does) issued each stage about one stage later here and measured 21 % slower.
+//   does) issued each stage about one stage later here: 21 % slower (measured before the
+//   memory-scope fix of cluster_pipeline.cuh).
 // Why half pages. Two slots of a whole BF16 page (2 x 64 KiB) allow one CTA per SM, i.e. one
 // warp per SM sub-partition: every MMA, shuffle and barrier latency is exposed, and a CTA that
 // waits for its peer leaves the SM idle. Half-page slots (2 x 32 KiB) let two CTAs (two
 // clusters) share an SM, each hiding the other's stalls; the softmax already ran in 64-token
-// chunks, so a stage is exactly one chunk.
+// chunks, so a stage is exactly one softmax step.
 // Why every thread arrives on ②. One arrival per warp (lane 0 after __syncwarp) is the usual
 // single-signalling-thread pattern, but compute-sanitizer's racecheck does not credit reads that
 // __syncwarp orders before another lane's arrive and reports the peer's multicast copy as a
@@ -146,7 +147,7 @@ struct Bf16Math {
   static constexpr int kSlotBytes = 2 * kTileBytes;     // K then V
   static constexpr uint32_t kTxBytes = 2u * kStage * kRowBytes;  // bytes landing per stage
   static constexpr int kKSteps = kDim / 16;             // 8 k-steps over d for S = Q K^T
-  static constexpr int kChunkTiles = kStage / 8;        // n-tiles of 8 tokens per stage
+  static constexpr int kStageTiles = kStage / 8;        // n-tiles of 8 tokens per stage
 
   // Token (stage-relative) of column `col` of n-tile `jt`: tile jt = {jt, jt+8, ..., jt+56}.
   static __device__ __forceinline__ int token(int jt, int col) { return jt + kBlockRows * col; }
@@ -172,14 +173,14 @@ struct Bf16Math {
   // S = Q K^T over the stage's n-tiles: s[nt] is the C tile of n-tile nt (tokens
   // token(nt, 0..7)).
   static __device__ __forceinline__ void scores(uint32_t k_tile, int lane,
-                                                const QFrag& qa, float (&s)[kChunkTiles][4]) {
+                                                const QFrag& qa, float (&s)[kStageTiles][4]) {
 #pragma unroll
-    for (int nt = 0; nt < kChunkTiles; ++nt) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
+    for (int nt = 0; nt < kStageTiles; ++nt) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
     // ldmatrix.x4: lane l gives the row of token token(jt, l % 8) (block l % 8), matrix
     // m = l / 8 covers dims 32kk + 8m .. +7.
     const uint32_t row_base = k_tile + (lane & 7) * kBlockStride + (lane >> 3) * 16;
 #pragma unroll
-    for (int nt = 0; nt < kChunkTiles; ++nt) {
+    for (int nt = 0; nt < kStageTiles; ++nt) {
 #pragma unroll
       for (int kk = 0; kk < kKSteps / 2; ++kk) {
         uint32_t b[4];
@@ -194,7 +195,7 @@ struct Bf16Math {
   // token tiles is the A layout of one k-step of the next MMA).
   // k-step j runs over n-tiles 2j (k = 0..7) and 2j + 1 (k = 8..15).
   static __device__ __forceinline__ void accumulate(uint32_t v_tile, int lane,
-                                                    const float (&p)[kChunkTiles][4],
+                                                    const float (&p)[kStageTiles][4],
                                                     float (&o)[kDimTiles][4]) {
     // ldmatrix.x4.trans: matrix m holds the V rows of n-tile 2j + (m & 1) (row i = block i),
     // dims 16dp + 8(m >> 1) .. +7.
@@ -313,11 +314,11 @@ __device__ __forceinline__ void union_attention(const Args& a) {
       // One softmax step per stage (64 tokens: S in 32 registers), stages in walk order for
       // every grouping: original and regrouped runs are bitwise identical.
       const bool partial = vis < Math::kStage;  // causal / length tail in the stage
-      float sc[Math::kChunkTiles][4];
+      float sc[Math::kStageTiles][4];
       Math::scores(k_tile, lane, qa, sc);
       float mx_lo = -INFINITY, mx_hi = -INFINITY;
 #pragma unroll
-      for (int nt = 0; nt < Math::kChunkTiles; ++nt) {
+      for (int nt = 0; nt < Math::kStageTiles; ++nt) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           float x = sc[nt][e] * a.plan.scale_log2;
@@ -339,7 +340,7 @@ __device__ __forceinline__ void union_attention(const Args& a) {
       m_hi = new_hi;
       float sum_lo = 0.f, sum_hi = 0.f;
 #pragma unroll
-      for (int nt = 0; nt < Math::kChunkTiles; ++nt) {
+      for (int nt = 0; nt < Math::kStageTiles; ++nt) {
         sc[nt][0] = exp2f(sc[nt][0] - new_lo);
         sc[nt][1] = exp2f(sc[nt][1] - new_lo);
         sc[nt][2] = exp2f(sc[nt][2] - new_hi);

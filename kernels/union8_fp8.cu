@@ -67,9 +67,6 @@
 #ifndef PW_UNION_SLOTS
 #define PW_UNION_SLOTS 2
 #endif
-#ifndef PW_MIN_CTAS_PER_SM
-#define PW_MIN_CTAS_PER_SM 2
-#endif
 #ifndef PW_WAIT_TIMEOUT_NS
 #define PW_WAIT_TIMEOUT_NS 10000000000ull
 #endif
@@ -477,13 +474,13 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
 
 // Union8: grid (2 * G, H), clusters of two CTAs along x; plan built with g = 8.
 extern "C" __global__ void __cluster_dims__(2, 1, 1)
-    __launch_bounds__(pageweaver::union8_fp8::kThreads, PW_MIN_CTAS_PER_SM)
+    __launch_bounds__(pageweaver::union8_fp8::kThreads, 2)
     union8_fp8(const pageweaver::union8_fp8::Args a) {
   pageweaver::union8_fp8::union_attention_fp8<2>(a);
 }
 
 // Union4 (group-size control): grid (G, H), one CTA per group; plan built with g = 4.
-extern "C" __global__ void __launch_bounds__(pageweaver::union8_fp8::kThreads, PW_MIN_CTAS_PER_SM)
+extern "C" __global__ void __launch_bounds__(pageweaver::union8_fp8::kThreads, 2)
     union4_fp8(const pageweaver::union8_fp8::Args a) {
   pageweaver::union8_fp8::union_attention_fp8<1>(a);
 }

@@ -128,14 +128,14 @@ def fp8_cache_from_bf16(k, v) -> Fp8Cache:
     return fp8_cache_from_kv(quantize_kv(k, v))
 
 
-def get_fp8_kernel(kind: str = "union8", slots: int = 2, min_ctas: int = 2):
+def get_fp8_kernel(kind: str = "union8", slots: int = 2):
     """(prepared function, dynamic smem bytes) for ``kind`` in {"union8", "union4"}."""
     if kind not in KERNELS:
         raise PageWeaverInputError(f"unknown kernel {kind!r}; choose from {sorted(KERNELS)}")
     smem = smem_bytes(slots)
     func = get_kernel("union8_fp8.cu", KERNELS[kind][0], ARG_FORMAT, arch="compute_90a",
                       code="sm_90a",
-                      options=(f"-DPW_UNION_SLOTS={slots}", f"-DPW_MIN_CTAS_PER_SM={min_ctas}"),
+                      options=(f"-DPW_UNION_SLOTS={slots}",),
                       max_dynamic_shared=smem)
     return func, smem
 

@@ -14,7 +14,8 @@
 #      U8_MORE_HEADS, default cap64k:8); each file is written as soon as its preset finishes
 # The result files record PAGEWEAVER_COMMIT (default: git's HEAD, else "uncommitted").
 # Skipped (slow): compute-sanitizer (SANITIZE=1 runs memcheck + racecheck on
-# tools/gpu_sanitize.py and the Union8 smoke test) and extra FlexAttention block sizes.
+# tools/gpu_sanitize.py and the BF16 and FP8 Union8 smoke tests) and extra FlexAttention block
+# sizes.
 # Fresh result files go to $OUT/results/ (and benchmarks/results/); logs to $OUT/logs.tar.gz;
 # the summary is printed last and kept in $OUT/summary.txt (at most 8 files come back).
 set -uo pipefail
@@ -84,6 +85,9 @@ if [ -n "${SANITIZE:-}" ]; then
       tools/gpu_sanitize.py
     run "san_${tool}_union8" 120 compute-sanitizer --tool "$tool" --print-limit 20 "$PY" \
       benchmarks/bench_union8.py --smoke
+    # FP8: only our kernels (torch's amax reduction that builds the FP8 cache is not ours)
+    run "san_${tool}_union8_fp8" 120 compute-sanitizer --tool "$tool" --print-limit 20 \
+      --kernel-name kns=union "$PY" benchmarks/bench_union8.py --smoke --fp8
   done
   grep -aE "ERROR SUMMARY|RACECHECK SUMMARY" "$L"/san_*.log
 fi

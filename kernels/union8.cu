@@ -18,7 +18,7 @@
 //   outputs, no combine, no output reorder. Slots past a short tail group write nothing.
 //
 // KV staging (Figure 3). Each CTA owns kNumSlots (= 2) KV slots; a slot holds one stage: half a
-// page (64 tokens) of K and of V, 32 KiB. Stage n of the walk is half n % 2 of page n / 2 of
+// page (64 tokens) of K and of V, 32 KiB (the paper's slot size: one FP8 page). Stage n of the walk is half n % 2 of page n / 2 of
 // U_G and goes to slot n % kNumSlots. Two events per slot:
 //   event ① "stage ready" full[s]  (one per CTA, local): thread 0 of the CTA arms it with
 //            arrive.expect_tx(bytes) and the bulk copies complete the bytes.

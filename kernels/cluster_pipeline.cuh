@@ -95,7 +95,8 @@ __device__ __forceinline__ void mbar_wait_bounded(uint32_t bar, uint32_t parity)
   }
 }
 
-// Event ②: release my reading of a slot to the barrier in CTA 0 (the producer's CTA).
+// Event ②: release my reading of a slot to the barrier in CTA 0 (the producer's CTA). Every
+// thread calls it (init_barriers counts one arrival per thread).
 template <int kCtas>
 __device__ __forceinline__ void mbar_release(uint32_t bar_local) {
   if constexpr (kCtas == 1) {
@@ -128,16 +129,16 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_
 }
 
 // Protocol start (thread 0 only): full[s] (event ①: thread 0's arm + the tx bytes) and
-// empty[s] (event ②: `releases` arrivals, the warps or threads of every CTA that read slot s)
-// at full0 + 8s / empty0 + 8s, made visible to the cluster. The kernel then arms event ① for
-// its prologue and calls cta_sync, so the expect_tx always precedes the bytes the peer's
-// multicast delivers.
-template <int kNumSlots>
-__device__ __forceinline__ void init_barriers(uint32_t full0, uint32_t empty0, uint32_t releases) {
+// empty[s] (event ②: one arrival per thread of each of the kCtas CTAs, see mbar_release) at
+// full0 + 8s / empty0 + 8s, made visible to the cluster. The kernel then arms event ① for its
+// prologue and calls cta_sync, so the expect_tx always precedes the bytes the peer's multicast
+// delivers.
+template <int kCtas, int kNumSlots, int kThreads>
+__device__ __forceinline__ void init_barriers(uint32_t full0, uint32_t empty0) {
 #pragma unroll
   for (int s = 0; s < kNumSlots; ++s) {
     mbar_init(full0 + 8 * s, 1);
-    mbar_init(empty0 + 8 * s, releases);
+    mbar_init(empty0 + 8 * s, kCtas * kThreads);
   }
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }

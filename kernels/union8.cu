@@ -250,8 +250,7 @@ __device__ __forceinline__ void union_attention(const Args& a) {
   constexpr int kStages = kPage / Math::kStage;  // stages per page (2)
   const int stages = count * kStages;             // the walk: 2 |U_G| stages
   if (threadIdx.x == 0) {
-    // events ① and ② of every slot; ② counts every thread of every CTA
-    init_barriers<kNumSlots>(full0, empty0, kCtas * kThreads);
+    init_barriers<kCtas, kNumSlots, kThreads>(full0, empty0);  // events ① and ② of every slot
     // Arm event ① for the prologue stages before the cluster barrier, so the expect_tx always
     // precedes the bytes the peer's multicast delivers.
     for (int s = 0; s < kNumSlots && s < stages; ++s) mbar_arm(full0 + 8 * s, Math::kTxBytes);

@@ -298,7 +298,7 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
   }
 
   if (threadIdx.x == 0) {
-    init_barriers<kNumSlots>(full0, empty0, kCtas * kThreads);  // ② counts every thread
+    init_barriers<kCtas, kNumSlots, kThreads>(full0, empty0);  // events ① and ② of every slot
     // Arm event ① for the prologue pages before the cluster barrier, so the expect_tx always
     // precedes the bytes the peer's multicast delivers.
     for (int s = 0; s < kNumSlots && s < count; ++s) mbar_arm(full0 + 8 * s, kTxBytes);

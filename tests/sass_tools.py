@@ -51,6 +51,17 @@ def compile_cubin(source: Path, cubin: Path, *options: str) -> str:
     return proc.stderr + proc.stdout
 
 
+PTXAS_PROPS = re.compile(
+    r"Function properties for (\S+)\s*\n\s*(\d+) bytes stack frame, (\d+) bytes spill stores, "
+    r"(\d+) bytes spill loads\s*\n.*?Used (\d+) registers", re.S)
+
+
+def ptxas_resources(report: str) -> dict[str, tuple[int, int, int, int]]:
+    """{entry name: (stack frame bytes, spill store bytes, spill load bytes, registers)} from
+    the ptxas ``-v`` report that :func:`compile_cubin` returns."""
+    return {m[0]: tuple(int(x) for x in m[1:]) for m in PTXAS_PROPS.findall(report)}
+
+
 def sass_functions(cubin: Path) -> dict[str, str]:
     """{entry name: SASS text} of a cubin (skips without cuobjdump / nvdisasm)."""
     if CUOBJDUMP is None or NVDISASM is None:

@@ -12,13 +12,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from sass_tools import KERNELS, compile_cubin, sass_functions
+from sass_tools import KERNELS, compile_cubin, ptxas_resources, sass_functions
 
 SOURCE = KERNELS / "union8_fp8.cu"
 ENTRIES = ("union8_fp8", "union4_fp8")
-PROPS = re.compile(
-    r"Function properties for (\S+)\s*\n\s*(\d+) bytes stack frame, (\d+) bytes spill stores, "
-    r"(\d+) bytes spill loads\s*\n.*?Used (\d+) registers", re.S)
 
 
 @pytest.fixture(scope="module", params=[2, 3], ids=["slots2", "slots3"])
@@ -30,10 +27,10 @@ def built(request, tmp_path_factory):
 
 def test_no_spills_no_stack(built):
     _, report = built
-    found = {m[0]: m[1:] for m in PROPS.findall(report)}
+    found = ptxas_resources(report)
     assert set(ENTRIES) <= set(found), report
     for name in ENTRIES:
-        stack, st, ld, regs = (int(x) for x in found[name])
+        stack, st, ld, regs = found[name]
         assert (stack, st, ld) == (0, 0, 0), f"{name}: stack {stack}, spills {st}/{ld}"
         assert regs <= 255
 

@@ -24,15 +24,17 @@
 // k whose page S_j also selects. Then ONE warp runs all W rounds without a barrier: lane l
 // holds candidates i = l + 32q and keeps live_i = S_i's slots not yet in U_G:
 //   seed s : live_i = all_i & ~M[s][i]      pick j* : live_i &= ~M[j*][i]
-//   delta_i = popcount(live_i); j* = redux.sync min over (delta_i << 16) + 2W·i (i's row
-//   offset in M, so the winner's key is the address of the row every lane loads next)
+//   delta_i = popcount(live_i); j* = redux.sync min over (delta_i << 22) + tie_i, where
+//   tie_i = i << 15 | row(i) orders by id and carries the byte offset of i's row in M, so
+//   the winner's key gives every lane its next load address with one LOP3 (see pair_tie)
 // A round is Q shared loads, ANDs and popcounts (Q = candidates per lane) and one redux;
 // the lane's candidates are compacted (Q 4 → 2 → 1) as they leave R. On the H200 a round
-// costs about 140 SM cycles at Q = 2 (redux.sync + move 47, shared load 35, popcount 23).
+// costs about 145 SM cycles at Q <= 2 (redux.sync + move 47, shared load 35, popcount 23).
 // M is built without a pair loop: C_p = the W-bit column of window queries selecting page p
 // (shared, one atomicOr per edge); thread i gathers C_{p_k} of its own slots k (a 16 x W
-// bit matrix) and transposes it in registers, 16 x 16 bits at a time (four butterfly
-// stages), into M[·][i].
+// bit matrix, one 8- or 16-byte load per slot) and transposes it in registers, 16 x 16 bits
+// at a time (four butterfly stages), into M[·][i]; each transposed word holds two rows of
+// M and is stored as it is (M is kept as row pairs).
 //
 // Capacity fallback (§4), decided on the GPU without a host sync: a window that sees a valid
 // page id >= B (or a length L_i > B·P) writes the identity; windows of a multi-window chunk
@@ -261,11 +263,31 @@ __device__ __forceinline__ void greedy_bits(const Args& a, int* perm, int start,
 // ---- Family "pairs" (K <= 16, W <= 128): see the file comment.
 constexpr int kPairSlots = 16;  // Top-K slots per query a 16-bit pair mask can name
 
+// A candidate's key is (delta << kDeltaShift) + tie with tie = (j << kIdShift) | row(j):
+// ordered as (delta, j), and its low kIdShift bits are row(j), the byte offset of M[j][0]
+// in M. M is stored as row pairs: 32-bit word (16w + t)·W + i holds M[32w + t][i] in its low
+// half and M[32w + 16 + t][i] in its high half (thread i's transposed words, stored as they
+// are), so row(j) = (16w + t)·4W + 2h for j = 32w + 16h + t, and M[j][i] is the 16-bit value
+// at byte row(j) + 4i. M is aligned to its size (2W² bytes), so the load address of lane i is
+// (key & kRowMask) | (M + 4i): one LOP3 after the reduction. A candidate that left R has
+// tie kDeadTie, above every live key (delta <= 16, no overflow).
+constexpr int kIdShift = 15;                            // row(j) < 2·128² bytes = 32 KiB
+constexpr int kDeltaShift = 22;                         // j < 128
+constexpr unsigned kRowMask = (1u << kIdShift) - 1u;
+constexpr unsigned kTieMask = (1u << kDeltaShift) - 1u;
+constexpr unsigned kDeadTie = 1u << 30;
+
+template <int W>
+__host__ __device__ constexpr unsigned pair_tie(int j) {
+  return (static_cast<unsigned>(j) << kIdShift) |
+         static_cast<unsigned>((16 * (j >> 5) + (j & 15)) * 4 * W + 2 * ((j >> 4) & 1));
+}
+
 template <int W>
 struct PairsShared {
   static constexpr int CW = W / 32;                 // words of a page column C_p
+  uint32_t pairs[W * W / 2];                        // M as row pairs (see pair_tie); first
   uint32_t cols[kBitmapCapacity * CW];              // C_p: bit i%32 of word i/32 = query i selects p
-  uint16_t pairs[W * W];                            // M[j][i] at j * W + i
   uint32_t all[W];                                  // all_i: S_i's valid, distinct slots
   int perm[W];                                      // local π of the window
   uint4 moved[W];                                   // candidates in flight during a compaction
@@ -324,6 +346,20 @@ __device__ __forceinline__ uint32_t own_slots(const Args& a, const int (&p)[kPai
   return valid;
 }
 
+// Column C_p of one page, all CW words in one shared load (8 or 16 bytes for W = 64, 128).
+template <int CW>
+__device__ __forceinline__ void load_column(const uint32_t* col, uint32_t (&x)[CW]) {
+  if constexpr (CW == 4) {
+    const uint4 v = *reinterpret_cast<const uint4*>(col);
+    x[0] = v.x, x[1] = v.y, x[2] = v.z, x[3] = v.w;
+  } else if constexpr (CW == 2) {
+    const uint2 v = *reinterpret_cast<const uint2*>(col);
+    x[0] = v.x, x[1] = v.y;
+  } else {
+    x[0] = *col;
+  }
+}
+
 // Builds C_p and M for the window (one thread per query) and reports the capacity fallback.
 template <int W>
 __device__ __forceinline__ bool build_pairs(const Args& a, const int* rows, int start, int size,
@@ -348,72 +384,74 @@ __device__ __forceinline__ bool build_pairs(const Args& a, const int* rows, int 
     if (valid & (1u << k)) atomicOr(sm.cols + p[k] * CW + (i >> 5), 1u << (i & 31));
   if (__syncthreads_or(over)) return true;
   PW_PHASE(2);
+  uint32_t x[CW][kPairSlots];  // x[w][k]: word w of C_{p_k}, the window queries selecting slot k's page
+#pragma unroll
+  for (int k = 0; k < kPairSlots; ++k) {
+    uint32_t c[CW];
+    if ((valid >> k) & 1u) {
+      load_column<CW>(sm.cols + p[k] * CW, c);
+    } else {
+#pragma unroll
+      for (int w = 0; w < CW; ++w) c[w] = 0u;
+    }
+#pragma unroll
+    for (int w = 0; w < CW; ++w) x[w][k] = c[w];
+  }
 #pragma unroll
   for (int w = 0; w < CW; ++w) {
-    uint32_t x[kPairSlots];  // row k: word w of C_{p_k}, the window queries selecting slot k's page
+    transpose_16x16x2(x[w]);  // x[w][t] = M[32w + t][i] | M[32w + 16 + t][i] << 16
 #pragma unroll
-    for (int k = 0; k < kPairSlots; ++k)
-      x[k] = (valid >> k) & 1u ? sm.cols[p[k] * CW + w] : 0u;
-    transpose_16x16x2(x);  // x[t] = M[32w + t][i] | M[32w + 16 + t][i] << 16
-#pragma unroll
-    for (int t = 0; t < kPairSlots; ++t) {
-      sm.pairs[(32 * w + t) * W + i] = static_cast<uint16_t>(x[t]);
-      sm.pairs[(32 * w + 16 + t) * W + i] = static_cast<uint16_t>(x[t] >> 16);
-    }
+    for (int t = 0; t < kPairSlots; ++t) sm.pairs[(16 * w + t) * W + i] = x[w][t];
   }
   __syncthreads();
   return false;
 }
 
-// Candidates held by one lane of the greedy warp, Q per lane. A candidate's key is
-// (delta << 16) + tie, tie = its row offset in M (j·2W bytes): ordered as (delta, j), and the
-// winner's key names the row that every lane reads next. A candidate that left R has tie
-// kDeadKey (above every live key, no overflow).
-constexpr unsigned kDeadKey = 0x7fff0000u;
+// Candidates held by one lane of the greedy warp, Q per lane (key layout: see pair_tie).
 template <int Q>
 struct Candidates {
-  unsigned tie[Q];   // j·2W while j is in R, else kDeadKey
+  unsigned tie[Q];   // pair_tie(j) while j is in R, else kDeadTie
   uint32_t live[Q];  // live_j: j's slots whose page is not in U_G
   uint32_t all[Q];   // all_j
-  uint32_t col[Q];   // byte offset of column j in M (2j)
+  uint32_t col[Q];   // byte offset of M[0][j] in M: 4j
 };
 
+
 // Rounds until `end` slots of the window are filled (one pick per round). A round is a seed
-// (min(R), no reduction) when the group is empty, else one redux.sync over the keys; then the
-// picked row j leaves R and every candidate i drops the slots j also selects:
-// live_i &= ~M[j][i]. π's slot goes to shared memory (lane 0).
-template <int W, int Q, int RW>
+// (min(R): the smallest tie still in R) when the group is empty, else the smallest key;
+// either is one redux.sync. Then the picked j leaves R and every candidate i drops the slots
+// j also selects: live_i &= ~M[j][i]. π's slot goes to shared memory (lane 0).
+template <int W, int Q>
 __device__ __forceinline__ void pair_rounds(const Args& a, PairsShared<W>& sm, Candidates<Q>& c,
-                                            uint32_t (&R)[RW], int& slot, int& members,
-                                            int end) {
-  constexpr unsigned kRowBytes = 2 * W;
-  static_assert(W * kRowBytes <= 0x10000u, "row offsets fit the low 16 bits of a key");
+                                            int& slot, int& members, int end) {
   const char* m = reinterpret_cast<const char*>(sm.pairs);
-  auto take = [&](unsigned off) {  // j = off / 2W leaves R and joins G
-    const int j = static_cast<int>(off / kRowBytes);
-    clear_bit(R, j);
-    if (threadIdx.x == 0) sm.perm[slot] = j;
+  auto take = [&](unsigned tie) {  // j = tie >> kIdShift leaves R and joins G
+    if (threadIdx.x == 0) sm.perm[slot] = static_cast<int>(tie >> kIdShift);
     // also after a group's last member, where the next seed resets live: no branch
 #pragma unroll
     for (int q = 0; q < Q; ++q) {
-      c.tie[q] = c.tie[q] == off ? kDeadKey : c.tie[q];
-      c.live[q] &= ~*reinterpret_cast<const uint16_t*>(m + off + c.col[q]);
+      c.live[q] &= ~*reinterpret_cast<const uint16_t*>(m + ((tie & kRowMask) | c.col[q]));
+      c.tie[q] = c.tie[q] == tie ? kDeadTie : c.tie[q];
     }
     ++slot;
   };
   while (slot < end) {
-    if (members == 0) {  // seed: min(R), known to every lane; U_G restarts from S_seed
+    if (members == 0) {  // seed: U_G restarts from S_seed
+      unsigned first = c.tie[0];
 #pragma unroll
-      for (int q = 0; q < Q; ++q) c.live[q] = c.all[q];
-      take(lowest_bit(R) * kRowBytes);
+      for (int q = 0; q < Q; ++q) {
+        c.live[q] = c.all[q];
+        first = min(first, c.tie[q]);
+      }
+      take(__reduce_min_sync(0xffffffffu, first));
       members = 1;
     }
     for (; members < a.group && slot < end; ++members) {
       unsigned key = 0xffffffffu;
 #pragma unroll
       for (int q = 0; q < Q; ++q)
-        key = min(key, (static_cast<unsigned>(__popc(c.live[q])) << 16) + c.tie[q]);
-      take(__reduce_min_sync(0xffffffffu, key) & 0xffffu);
+        key = min(key, (static_cast<unsigned>(__popc(c.live[q])) << kDeltaShift) + c.tie[q]);
+      take(__reduce_min_sync(0xffffffffu, key) & kTieMask);
     }
     if (members == a.group) members = 0;
   }
@@ -427,7 +465,7 @@ __device__ __forceinline__ Candidates<Q / 2> compact(PairsShared<W>& sm, const C
   __syncwarp();
 #pragma unroll
   for (int q = 0; q < Q; ++q) {
-    const bool in_r = c.tie[q] != kDeadKey;
+    const bool in_r = c.tie[q] != kDeadTie;
     const unsigned mask = __ballot_sync(0xffffffffu, in_r);
     if (in_r)
       sm.moved[base + __popc(mask & below)] = make_uint4(c.tie[q], c.live[q], c.all[q], c.col[q]);
@@ -438,7 +476,7 @@ __device__ __forceinline__ Candidates<Q / 2> compact(PairsShared<W>& sm, const C
 #pragma unroll
   for (int q = 0; q < Q / 2; ++q) {
     const int d = lane + 32 * q;
-    const uint4 v = d < base ? sm.moved[d] : make_uint4(kDeadKey, 0u, 0u, 0u);
+    const uint4 v = d < base ? sm.moved[d] : make_uint4(kDeadTie, 0u, 0u, 0u);
     out.tie[q] = v.x, out.live[q] = v.y, out.all[q] = v.z, out.col[q] = v.w;
   }
   return out;
@@ -446,16 +484,15 @@ __device__ __forceinline__ Candidates<Q / 2> compact(PairsShared<W>& sm, const C
 
 // Rounds with Q candidates per lane while more than 32·Q/2 remain, then compaction to Q/2
 // (each halving removes Q/2 loads and popcounts from every later round).
-template <int W, int Q, int RW>
+template <int W, int Q>
 __device__ __forceinline__ void pair_phases(const Args& a, PairsShared<W>& sm, Candidates<Q>& c,
-                                            uint32_t (&R)[RW], int& slot, int& members,
-                                            int size) {
+                                            int& slot, int& members, int size) {
   if constexpr (Q == 1) {
-    pair_rounds<W>(a, sm, c, R, slot, members, size);
+    pair_rounds<W>(a, sm, c, slot, members, size);
   } else {
-    pair_rounds<W>(a, sm, c, R, slot, members, size - 32 * (Q / 2));
+    pair_rounds<W>(a, sm, c, slot, members, size - 32 * (Q / 2));
     Candidates<Q / 2> half = compact<W>(sm, c);
-    pair_phases<W>(a, sm, half, R, slot, members, size);
+    pair_phases<W>(a, sm, half, slot, members, size);
   }
 }
 
@@ -470,15 +507,13 @@ __device__ __forceinline__ void greedy_pairs(const Args& a, int* perm, int start
 #pragma unroll
   for (int q = 0; q < Q; ++q) {
     const int i = lane + 32 * q;
-    c.tie[q] = i < size ? i * 2u * W : kDeadKey;
+    c.tie[q] = i < size ? pair_tie<W>(i) : kDeadTie;
     c.all[q] = sm.all[i];
     c.live[q] = 0u;
-    c.col[q] = 2u * i;
+    c.col[q] = 4u * i;
   }
-  uint32_t R[Q];
-  init_remaining(R, size);
   int slot = 0, members = 0;
-  pair_phases<W>(a, sm, c, R, slot, members, size);
+  pair_phases<W>(a, sm, c, slot, members, size);
   __syncwarp();
   for (int r = lane; r < size; r += 32) perm[start + r] = start + sm.perm[r];
 }

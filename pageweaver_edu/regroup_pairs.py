@@ -11,7 +11,11 @@ of ``kernels/regroup.cu`` (K ≤ 16) move that work out of the rounds:
   bits at a time (:func:`transpose_16x16x2`);
 * ``all_i`` — i's valid, distinct slots; then the rounds need only
   ``live_i = all_i & ~M[seed, i]`` for a seed, ``live_i &= ~M[j*, i]`` for a pick and
-  ``delta_i = popcount(live_i) = |S_i \\ U_G|``, which one warp does without a barrier.
+  ``delta_i = popcount(live_i) = |S_i \\ U_G|``, which one warp does without a barrier;
+* storage: each transposed word holds two rows of M, and the kernel stores it as it is
+  (:func:`pair_words`); a candidate's reduction key is ``(delta << 22) + tie`` with
+  ``tie = j << 15 | row(j)`` (:func:`pair_tie`): ordered by (delta, id), and its low 15 bits
+  are the byte offset of row j, so the winner's key is the next load address of every lane.
 
 Everything here follows the kernel's data layout (slots in Top-K order, first occurrence of a
 repeated id kept) and gives exactly the π of :func:`pageweaver_edu.regroup_bitmap.greedy_regroup`.
@@ -27,6 +31,9 @@ from .windows import plan_windows
 
 #: Top-K slots a 16-bit pair mask can name.
 PAIR_SLOTS = 16
+#: Key layout of the pairs kernels: tie = j << ID_SHIFT | row(j); key = delta << DELTA_SHIFT.
+ID_SHIFT, DELTA_SHIFT = 15, 22
+ROW_MASK = (1 << ID_SHIFT) - 1
 #: The kernel's butterfly stages: (shift s, mask of the columns whose bit s is 0).
 BUTTERFLY = ((8, 0x00FF00FF), (4, 0x0F0F0F0F), (2, 0x33333333), (1, 0x55555555))
 
@@ -94,14 +101,34 @@ def transpose_16x16x2(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def pair_masks(rows: np.ndarray, capacity: int = 512) -> tuple[np.ndarray, np.ndarray]:
-    """``M`` and ``all`` of a window, built as the kernel builds them (columns, transpose).
+def pair_tie(j: int, window: int) -> int:
+    """The kernel's tie of window query j: ``j << 15 | row(j)`` (see :func:`pair_words`).
+
+    ``row(j) = (16·(j // 32) + j % 16)·4W + 2·((j // 16) % 2)`` is the byte offset of M[j][0]:
+    rows ``32w + t`` and ``32w + 16 + t`` share the words ``(16w + t)·W + i`` (low, high half).
+    """
+    row = (16 * (j >> 5) + (j & 15)) * 4 * window + 2 * ((j >> 4) & 1)
+    return (j << ID_SHIFT) | row
+
+
+def pair_mask_words(rows: np.ndarray, window: int,
+                    capacity: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    """M as the kernel builds and stores it: page columns, transposes, words stored as they are.
+
+    Parameters
+    ----------
+    rows : numpy.ndarray of int, shape [w, K], w ≤ W, K ≤ 16
+    window : int
+        W of the kernel (a multiple of 32).
+    capacity : int
+        B.
 
     Returns
     -------
-    masks : numpy.ndarray of uint16, shape [W, W]
-        ``masks[j, i]`` = M[j][i].
-    valid : numpy.ndarray of uint32, shape [W]
+    words : numpy.ndarray of uint32, shape [W // 2, W]
+        Thread i's transposed word t of column block w (``M[32w+t][i] | M[32w+16+t][i] << 16``)
+        at ``words[16w + t, i]``.
+    valid : numpy.ndarray of uint32, shape [w]
         ``all_i`` (see :func:`slot_masks`).
     """
     rows = np.asarray(rows, dtype=np.int64)
@@ -112,15 +139,34 @@ def pair_masks(rows: np.ndarray, capacity: int = 512) -> tuple[np.ndarray, np.nd
     take[:k] = ((valid[None, :] >> np.arange(k, dtype=np.uint32)[:, None]) & 1).astype(bool)
     pages = np.zeros((PAIR_SLOTS, w), dtype=np.int64)
     pages[:k] = np.where(take[:k], rows.T, 0)
+    words = np.zeros((window // 2, window), dtype=np.uint32)
+    for block in range(cols.shape[1]):
+        x = np.where(take, cols[pages, block], 0).astype(np.uint32)  # [16 slots, w threads]
+        words[16 * block:16 * block + PAIR_SLOTS, :w] = transpose_16x16x2(x)
+    return words, valid
+
+
+def pair_masks(rows: np.ndarray, capacity: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    """``M`` and ``all`` of a window, read back the way the rounds read them.
+
+    M is built by :func:`pair_mask_words`; M[j][i] is the 16-bit value at byte
+    ``(pair_tie(j) & ROW_MASK) | 4i`` of the stored words, the address a lane loads.
+
+    Returns
+    -------
+    masks : numpy.ndarray of uint16, shape [w, w]
+        ``masks[j, i]`` = M[j][i].
+    valid : numpy.ndarray of uint32, shape [w]
+        ``all_i`` (see :func:`slot_masks`).
+    """
+    w = np.asarray(rows).shape[0]
+    window = 32 * max(1, -(-w // 32))
+    words, valid = pair_mask_words(rows, window, capacity)
+    halves = words.astype("<u4").view("<u2").ravel()  # little endian: low half first
     masks = np.zeros((w, w), dtype=np.uint16)
-    for word in range(cols.shape[1]):
-        x = np.where(take, cols[pages, word], 0).astype(np.uint32)  # [16 slots, W threads]
-        y = transpose_16x16x2(x)
-        for t in range(PAIR_SLOTS):
-            for half in (0, 1):
-                j = 32 * word + 16 * half + t
-                if j < w:
-                    masks[j] = (y[t] >> np.uint32(16 * half)) & np.uint32(0xFFFF)
+    for j in range(w):
+        row = pair_tie(j, window) & ROW_MASK
+        masks[j] = halves[(row + 4 * np.arange(w)) // 2]
     return masks, valid
 
 

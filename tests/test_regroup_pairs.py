@@ -1,5 +1,7 @@
 """The pair-mask form (the "pairs" kernels' algorithm) gives the reference π (PAGEWEAVER.md §4)."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -8,7 +10,11 @@ from strategies import grouping_case
 
 from pageweaver_edu import PageWeaverInputError, greedy_regroup
 from pageweaver_edu.regroup_pairs import (
+    DELTA_SHIFT,
+    ID_SHIFT,
+    ROW_MASK,
     pair_masks,
+    pair_tie,
     pairs_regroup,
     pairs_window_order,
     slot_masks,
@@ -83,3 +89,20 @@ def test_more_than_16_slots_is_an_error():
         pairs_regroup(np.zeros((8, 17), dtype=np.int64), 8)
     with pytest.raises(PageWeaverInputError, match="16"):
         slot_masks(np.zeros((8, 17), dtype=np.int64))
+
+
+@pytest.mark.parametrize("window", [32, 64, 128])
+def test_pair_ties_order_by_id_and_name_distinct_rows(window):
+    ties = [pair_tie(j, window) for j in range(window)]
+    assert ties == sorted(ties) and len(set(ties)) == window  # the tie-break is the id
+    rows = {t & ROW_MASK for t in ties}
+    assert len(rows) == window and max(rows) + 4 * (window - 1) + 2 <= 2 * window * window
+    assert all((r & (4 * window - 1)) in (0, 2) for r in rows)  # OR-able with the column 4i
+    # a delta of 16 never carries into the dead tie (1 << 30) of the kernel
+    assert (16 << DELTA_SHIFT) + max(ties) < 1 << 30 and max(ties) < 1 << DELTA_SHIFT
+
+
+def test_kernel_uses_the_same_key_layout():
+    src = (Path(__file__).resolve().parents[1] / "kernels" / "regroup.cu").read_text()
+    assert f"constexpr int kIdShift = {ID_SHIFT};" in src
+    assert f"constexpr int kDeltaShift = {DELTA_SHIFT};" in src

@@ -268,9 +268,10 @@ constexpr int kPairSlots = 16;  // Top-K slots per query a 16-bit pair mask can 
 // in M. M is stored as row pairs: 32-bit word (16w + t)·W + i holds M[32w + t][i] in its low
 // half and M[32w + 16 + t][i] in its high half (thread i's transposed words, stored as they
 // are), so row(j) = (16w + t)·4W + 2h for j = 32w + 16h + t, and M[j][i] is the 16-bit value
-// at byte row(j) + 4i. M is aligned to its size (2W² bytes), so the load address of lane i is
-// (key & kRowMask) | (M + 4i): one LOP3 after the reduction. A candidate that left R has
-// tie kDeadTie, above every live key (delta <= 16, no overflow).
+// at byte row(j) + 4i. row(j) only sets bit 1 and bits from log2(4W) up, 4i only the bits in
+// between, so lane i's offset is (key & kRowMask) | 4i: one LOP3 after the reduction (the
+// shared base of M rides in the load). A candidate that left R has tie kDeadTie, above every
+// live key (delta <= 16, no overflow).
 constexpr int kIdShift = 15;                            // row(j) < 2·128² bytes = 32 KiB
 constexpr int kDeltaShift = 22;                         // j < 128
 constexpr unsigned kRowMask = (1u << kIdShift) - 1u;

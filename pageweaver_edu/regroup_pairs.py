@@ -13,7 +13,7 @@ of ``kernels/regroup.cu`` (K ≤ 16) move that work out of the rounds:
   ``live_i = all_i & ~M[seed, i]`` for a seed, ``live_i &= ~M[j*, i]`` for a pick and
   ``delta_i = popcount(live_i) = |S_i \\ U_G|``, which one warp does without a barrier;
 * storage: each transposed word holds two rows of M, and the kernel stores it as it is
-  (:func:`pair_words`); a candidate's reduction key is ``(delta << 22) + tie`` with
+  (:func:`pair_mask_words`); a candidate's reduction key is ``(delta << 22) + tie`` with
   ``tie = j << 15 | row(j)`` (:func:`pair_tie`): ordered by (delta, id), and its low 15 bits
   are the byte offset of row j, so the winner's key is the next load address of every lane.
 
@@ -102,7 +102,7 @@ def transpose_16x16x2(x: np.ndarray) -> np.ndarray:
 
 
 def pair_tie(j: int, window: int) -> int:
-    """The kernel's tie of window query j: ``j << 15 | row(j)`` (see :func:`pair_words`).
+    """The kernel's tie of window query j: ``j << 15 | row(j)`` (see :func:`pair_mask_words`).
 
     ``row(j) = (16·(j // 32) + j % 16)·4W + 2·((j // 16) % 2)`` is the byte offset of M[j][0]:
     rows ``32w + t`` and ``32w + 16 + t`` share the words ``(16w + t)·W + i`` (low, high half).

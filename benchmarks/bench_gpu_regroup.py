@@ -101,8 +101,9 @@ def main(argv=None) -> int:
             matches_cpu=True, paper_us=PAPER_US[name], target_us=TARGET_US[name])
 
     # What the fixed part is made of (same input, best variant): the timing harness alone
-    # (an empty kernel), the window table read instead of computed, and one-window chunks
-    # (no capacity-fallback epilogue: no fence and no global atomic at the end).
+    # (an empty kernel), the window table read instead of computed, one-window chunks (no
+    # capacity-fallback handshake), and rows not sorted by page id (same sets, same π: the
+    # kernel's first-occurrence test then compares every slot pair).
     from pageweaver_edu.gpu.loader import get_kernel, launch
     from pageweaver_edu.gpu.regroup import RegroupPlan
     from pageweaver_edu.inputs import as_request_offsets
@@ -117,6 +118,15 @@ def main(argv=None) -> int:
         out = plan.run(topk, lengths)
         add(f"gpu_regroup_w{w}[{v}, window table]",
             bench_gpu(lambda plan=plan, out=out: plan.run(topk, lengths, out), args.reps),
+            matches_cpu=bool(np.array_equal(out[0].cpu().numpy(), ref[w])))
+        order = np.argsort(np.random.default_rng(w).random(cap.topk.shape), axis=1)
+        mixed = torch.from_numpy(np.take_along_axis(cap.topk, order, axis=1).astype(np.int32))
+        mixed = mixed.cuda().unsqueeze(0)
+        plan = regroup_plan(n, 1, k, w, 8, 512, cap.request_offsets, None, cap.page_size, v)
+        out = plan.run(mixed, lengths)
+        add(f"gpu_regroup_w{w}[{v}, rows not sorted]",
+            bench_gpu(lambda plan=plan, out=out, mixed=mixed: plan.run(mixed, lengths, out),
+                      args.reps),
             matches_cpu=bool(np.array_equal(out[0].cpu().numpy(), ref[w])))
         plan = regroup_plan(n, 1, k, w, 8, 512, cap.request_offsets, w, cap.page_size, v)
         out = plan.run(topk, lengths)

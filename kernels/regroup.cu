@@ -28,20 +28,29 @@
 //   tie_i = i << 15 | row(i) orders by id and carries the byte offset of i's row in M, so
 //   the winner's key gives every lane its next load address with one LOP3 (see pair_tie)
 // A round is Q shared loads, ANDs and popcounts (Q = candidates per lane) and one redux;
-// the lane's candidates are compacted (Q 4 → 2 → 1) as they leave R. On the H200 a round
+// the lane's candidates are compacted (Q 4 → 3 → 2 → 1) as they leave R. On the H200 a round
 // costs about 145 SM cycles at Q <= 2 (redux.sync + move 47, shared load 35, popcount 23).
 // M is built without a pair loop: C_p = the W-bit column of window queries selecting page p
 // (shared, one atomicOr per edge); thread i gathers C_{p_k} of its own slots k (a 16 x W
 // bit matrix, one 8- or 16-byte load per slot) and transposes it in registers, 16 x 16 bits
-// at a time (four butterfly stages), into M[·][i]; each transposed word holds two rows of
-// M and is stored as it is (M is kept as row pairs).
+// at a time (a byte permute and three masked shift stages), into M[·][i]; each transposed
+// word holds two rows of M and is stored as it is (M is kept as row pairs).
 //
 // Capacity fallback (§4), decided on the GPU without a host sync: a window that sees a valid
-// page id >= B (or a length L_i > B·P) writes the identity; windows of a multi-window chunk
-// then meet in a per-(head, chunk) 64-bit word in global scratch (zero at rest; one atomic
-// add per window: finished windows | flagged windows << 32): the last window of the chunk
-// to finish resets it to zero and, if any window was flagged, rewrites the whole chunk with
-// the identity. Ids >= B never index a bitmap or a column: they only raise the flag.
+// page id >= B (or a length L_i > B·P) writes the identity; the windows of a multi-window
+// chunk meet in two 64-bit words of global scratch per (launch parity, head, chunk), zero at
+// the start of a launch (the chunk's first window clears the other parity's words for the
+// next launch):
+//   arrived += 1 | flagged << 32 once per window, right after its build; while the rounds
+//   run, an idle warp of the CTA polls `arrived` until all windows are in.
+// At the end a window is "clean" when all windows arrived and none is flagged: its π is final
+// and it stores it with no fence and no global atomic (the common case: one wave). Otherwise
+// (flagged, or some window still missing) it stores π or the identity, fences and counts
+// itself in `finished`; the window that makes `finished` complete rewrites the whole chunk
+// with the identity if any window was flagged. A clean window exists only when no window is
+// flagged, so `finished` may stay short of complete exactly when no rewrite is due.
+// Ids >= B never index a bitmap or a column: they only raise the flag.
+#include "cluster_pipeline.cuh"
 #include "pageweaver_common.cuh"
 
 #include <stdint.h>
@@ -72,7 +81,7 @@ struct Args {
   const int4* __restrict__ windows;     // [M] (start, size, chunk, 0), head-local rows
   const int4* __restrict__ chunks;      // [C] (start, size, number of windows, 0)
   int* __restrict__ perm;               // [H, N] π, head-local ids
-  int* __restrict__ scratch;            // [H, C] uint64 (finished | flagged << 32), zero at rest
+  unsigned long long* __restrict__ scratch;  // [2, H, C, 2] (arrived, finished) per launch parity
   long long len_limit;                  // B·P: L_i above it needs more than B pages
   int n;                                // N rows per head
   int k;                                // K ids per row
@@ -81,10 +90,13 @@ struct Args {
   int capacity;                         // B <= 512
   int uniform;                          // W when window m is rows [m·W, min((m+1)·W, N)) of
                                         // one chunk holding every row (no table loads), else 0
+  int parity;                           // launch parity: which scratch words this launch uses
 };
 
-__device__ __forceinline__ void write_identity(int* perm, int begin, int end) {
-  for (int i = begin + static_cast<int>(threadIdx.x); i < end; i += blockDim.x) perm[i] = i;
+// π[start + r] = start + local[r] for r < size (the identity when local is nullptr).
+__device__ __forceinline__ void store_perm(int* perm, int start, int size, const int* local) {
+  for (int r = threadIdx.x; r < size; r += blockDim.x)
+    perm[start + r] = start + (local != nullptr ? local[r] : r);
 }
 
 // Family "bits": loads the window's ids (16-byte loads when K % 4 == 0, four in flight per
@@ -212,11 +224,11 @@ __device__ __forceinline__ unsigned cta_min(unsigned key, unsigned* sm_key, int&
   return key;
 }
 
-// The greedy of one window (size <= NT), one thread per query; thread 0 writes π[start + slot].
+// The greedy of one window (size <= NT), one thread per query; thread 0 writes the local π.
 // Every candidate keeps S_j and delta_j = |S_j \ U_G| in registers; the seed is min(R), which
 // every thread knows from its copy of the W-bit mask R without any communication.
 template <int NT>
-__device__ __forceinline__ void greedy_bits(const Args& a, int* perm, int start, int size,
+__device__ __forceinline__ void greedy_bits(const Args& a, int* sm_perm, int size,
                                             const uint32_t* sm_bits, unsigned* sm_key) {
   constexpr int RW = (NT + 31) / 32;
   const int tid = threadIdx.x;
@@ -231,7 +243,7 @@ __device__ __forceinline__ void greedy_bits(const Args& a, int* perm, int start,
   while (slot < size) {
     const int seed = lowest_bit(R);
     clear_bit(R, seed);
-    if (tid == 0) perm[start + slot] = start + seed;
+    if (tid == 0) sm_perm[slot] = seed;
     alive = alive && tid != seed;
     ++slot;
     load_row(sm_bits, seed, U);
@@ -242,7 +254,7 @@ __device__ __forceinline__ void greedy_bits(const Args& a, int* perm, int start,
       unsigned key = alive ? (static_cast<unsigned>(delta) << 8) | tid : 0xffffffffu;
       key = cta_min<NT>(key, sm_key, parity);
       const int j = static_cast<int>(key & 0xffu);
-      if (tid == 0) perm[start + slot] = start + j;
+      if (tid == 0) sm_perm[slot] = j;
       alive = alive && tid != j;
       clear_bit(R, j);
       ++slot;
@@ -278,36 +290,68 @@ constexpr unsigned kRowMask = (1u << kIdShift) - 1u;
 constexpr unsigned kTieMask = (1u << kDeltaShift) - 1u;
 constexpr unsigned kDeadTie = 1u << 30;
 
+// Where query i sits in a page column C_p (CW = W/32 words): word c(i), bit b(i), returned as
+// 32·c(i) + b(i), a permutation of [0, W). The 32 lanes of warp w = i / 32 fill all CW words,
+// 32 / CW lanes each (c(i) = (w + i / (32/CW)) mod CW), so a warp's atomicOr into the columns of
+// its pages spreads over every bank instead of the 32 / CW banks that word w of each column
+// maps to (Top-K rows are sorted by page id, so the pages of one slot are close together).
+template <int W>
+__host__ __device__ constexpr int col_pos(int i) {
+  constexpr int CW = W / 32, lanes = 32 / CW;
+  return 32 * (((i >> 5) + i / lanes) & (CW - 1)) + (i >> 5) * lanes + i % lanes;
+}
+
+// row(j) is the byte offset of the row of M at column position r = col_pos(j) (see above).
 template <int W>
 __host__ __device__ constexpr unsigned pair_tie(int j) {
+  const int r = col_pos<W>(j);
   return (static_cast<unsigned>(j) << kIdShift) |
-         static_cast<unsigned>((16 * (j >> 5) + (j & 15)) * 4 * W + 2 * ((j >> 4) & 1));
+         static_cast<unsigned>((16 * (r >> 5) + (r & 15)) * 4 * W + 2 * ((r >> 4) & 1));
 }
 
 template <int W>
 struct PairsShared {
   static constexpr int CW = W / 32;                 // words of a page column C_p
   uint32_t pairs[W * W / 2];                        // M as row pairs (see pair_tie); first
-  uint32_t cols[kBitmapCapacity * CW];              // C_p: bit i%32 of word i/32 = query i selects p
+  uint32_t cols[kBitmapCapacity * CW + 4];          // C_p (query i at col_pos(i)), then a
+                                                    // zero column for unused slots
   uint32_t all[W];                                  // all_i: S_i's valid, distinct slots
   int perm[W];                                      // local π of the window
   uint4 moved[W];                                   // candidates in flight during a compaction
 };
 
+// Bits of `if_set` where `mask` is set, else bits of `if_clear`: one LOP3 (ptxas splits the
+// C++ form (a & ~m) | (b & m) into two when an operand is reused).
+__device__ __forceinline__ uint32_t bit_select(uint32_t mask, uint32_t if_set, uint32_t if_clear) {
+  uint32_t r;
+  asm("lop3.b32 %0, %1, %2, %3, 0xCA;" : "=r"(r) : "r"(mask), "r"(if_set), "r"(if_clear));
+  return r;
+}
+
 // In-register transpose of two 16 x 16 bit blocks held side by side in 16 words: afterwards
-// bit k of the low (high) half of x[t] is bit t (16 + t) of the original x[k]. Four butterfly
-// stages; a shifted bit never crosses into the other half (the masks keep it in place).
+// bit k of the low (high) half of x[t] is bit t (16 + t) of the original x[k]. Stage s swaps
+// the s x s sub-blocks off the diagonal: s = 8 moves whole bytes (two PRMTs per word pair),
+// s = 4, 2, 1 are bit-field selects (per word one shift and one LOP3; the left shifts issue
+// as IMAD.SHL on the FMA pipe, so the integer pipe, the build's bottleneck, takes 3 of a
+// pair's 4 instructions). A shifted bit never crosses into the other half.
 __device__ __forceinline__ void transpose_16x16x2(uint32_t (&x)[kPairSlots]) {
-  constexpr uint32_t kMask[4] = {0x00FF00FFu, 0x0F0F0F0Fu, 0x33333333u, 0x55555555u};
 #pragma unroll
-  for (int stage = 0; stage < 4; ++stage) {
-    const int s = 8 >> stage;
+  for (int k = 0; k < 8; ++k) {
+    const uint32_t lo = x[k], hi = x[k + 8];
+    x[k] = __byte_perm(lo, hi, 0x6240);      // bytes (lo.0, hi.0, lo.2, hi.2)
+    x[k + 8] = __byte_perm(lo, hi, 0x7351);  // bytes (lo.1, hi.1, lo.3, hi.3)
+  }
+  constexpr uint32_t kMask[3] = {0x0F0F0F0Fu, 0x33333333u, 0x55555555u};
+#pragma unroll
+  for (int stage = 0; stage < 3; ++stage) {
+    const int s = 4 >> stage;
+    const uint32_t m = kMask[stage];
 #pragma unroll
     for (int k = 0; k < kPairSlots; ++k) {
       if (k & s) continue;
-      const uint32_t t = ((x[k] >> s) ^ x[k + s]) & kMask[stage];
-      x[k + s] ^= t;
-      x[k] ^= t << s;
+      const uint32_t lo = x[k], hi = x[k + s];
+      x[k] = bit_select(m << s, hi << s, lo);
+      x[k + s] = bit_select(m, lo >> s, hi);
     }
   }
 }
@@ -331,20 +375,40 @@ __device__ __forceinline__ void load_own_ids(const Args& a, const int* row, bool
   }
 }
 
-// The mask of valid, distinct slots (0 <= id < B, first occurrence of a repeated id); `over`
-// is raised by an id >= B.
-__device__ __forceinline__ uint32_t own_slots(const Args& a, const int (&p)[kPairSlots],
-                                              bool& over) {
-  uint32_t valid = 0u;
+// The slots holding a page id 0 <= id < B; `over` is raised by an id >= B.
+__device__ __forceinline__ uint32_t in_range_slots(const Args& a, const int (&p)[kPairSlots],
+                                                   bool& over) {
+  uint32_t used = 0u;
 #pragma unroll
   for (int k = 0; k < kPairSlots; ++k) {
     over = over || p[k] >= a.capacity;
-    bool ok = p[k] >= 0 && p[k] < a.capacity;
-#pragma unroll
-    for (int m = 0; m < k; ++m) ok = ok && p[m] != p[k];
-    valid |= static_cast<uint32_t>(ok) << k;
+    used |= static_cast<uint32_t>(p[k] >= 0 && p[k] < a.capacity) << k;
   }
-  return valid;
+  return used;
+}
+
+// all_i: the slots of `used` whose id no earlier slot holds (first occurrences). Rows whose
+// used ids strictly increase (Top-K lists sorted by page id, as in the captures and presets
+// here) have no repeat: 16 compares instead of 120 (-0.16 us at W128 on cap64k).
+__device__ __forceinline__ uint32_t first_slots(const int (&p)[kPairSlots], uint32_t used) {
+  bool ascending = true;
+  int last = -1;
+#pragma unroll
+  for (int k = 0; k < kPairSlots; ++k) {
+    const bool u = (used >> k) & 1u;
+    ascending = ascending && (!u || p[k] > last);
+    last = u ? p[k] : last;
+  }
+  if (ascending) return used;
+  uint32_t first = used;
+#pragma unroll
+  for (int k = 1; k < kPairSlots; ++k) {
+    bool repeat = false;
+#pragma unroll
+    for (int m = 0; m < k; ++m) repeat = repeat || p[m] == p[k];
+    first &= repeat ? ~(1u << k) : ~0u;
+  }
+  return first;
 }
 
 // Column C_p of one page, all CW words in one shared load (8 or 16 bytes for W = 64, 128).
@@ -371,30 +435,35 @@ __device__ __forceinline__ bool build_pairs(const Args& a, const int* rows, int 
   int p[kPairSlots];
   load_own_ids(a, rows + i * a.k, present, p);
   const long long len = (a.lengths != nullptr && present) ? __ldg(a.lengths + start + i) : 0;
-  {  // zero the columns while the ids are in flight
+  {  // zero the columns (and the zero column) while the ids are in flight
     uint4* z = reinterpret_cast<uint4*>(sm.cols);
-    for (int e = i; e < kBitmapCapacity * CW / 4; e += W) z[e] = make_uint4(0u, 0u, 0u, 0u);
+    for (int e = i; e < (kBitmapCapacity * CW + 4) / 4; e += W)
+      z[e] = make_uint4(0u, 0u, 0u, 0u);
   }
   bool over = len > a.len_limit;
-  const uint32_t valid = own_slots(a, p, over);
+  const uint32_t used = in_range_slots(a, p, over);
   PW_PHASE(1);
-  sm.all[i] = valid;
-  __syncthreads();
+  int col[kPairSlots];  // word offset of C_{p_k}, or of the zero column for an unused slot
 #pragma unroll
   for (int k = 0; k < kPairSlots; ++k)
-    if (valid & (1u << k)) atomicOr(sm.cols + p[k] * CW + (i >> 5), 1u << (i & 31));
+    col[k] = ((used >> k) & 1u) ? p[k] * CW : kBitmapCapacity * CW;
+  const int pos = col_pos<W>(i);
+  const uint32_t bit = 1u << (pos & 31);
+  __syncthreads();  // the columns are zero
+  // No branch: an unused slot ORs nothing into the zero column. A repeated id ORs its bit
+  // twice and gets the same M bit as its first occurrence; all_i leaves it out, so no live
+  // mask ever holds it. The first occurrences are found while the atomics drain.
+#pragma unroll
+  for (int k = 0; k < kPairSlots; ++k)
+    atomicOr(sm.cols + col[k] + (pos >> 5), ((used >> k) & 1u) ? bit : 0u);
+  sm.all[i] = first_slots(p, used);
   if (__syncthreads_or(over)) return true;
   PW_PHASE(2);
   uint32_t x[CW][kPairSlots];  // x[w][k]: word w of C_{p_k}, the window queries selecting slot k's page
 #pragma unroll
   for (int k = 0; k < kPairSlots; ++k) {
     uint32_t c[CW];
-    if ((valid >> k) & 1u) {
-      load_column<CW>(sm.cols + p[k] * CW, c);
-    } else {
-#pragma unroll
-      for (int w = 0; w < CW; ++w) c[w] = 0u;
-    }
+    load_column<CW>(sm.cols + col[k], c);
 #pragma unroll
     for (int w = 0; w < CW; ++w) x[w][k] = c[w];
   }
@@ -458,9 +527,9 @@ __device__ __forceinline__ void pair_rounds(const Args& a, PairsShared<W>& sm, C
   }
 }
 
-// Moves the candidates still in R (at most 32·Q/2 of them) into Q/2 per lane, in id order.
+// Moves the candidates still in R (at most 32·(Q-1) of them) into Q-1 per lane, in id order.
 template <int W, int Q>
-__device__ __forceinline__ Candidates<Q / 2> compact(PairsShared<W>& sm, const Candidates<Q>& c) {
+__device__ __forceinline__ Candidates<Q - 1> compact(PairsShared<W>& sm, const Candidates<Q>& c) {
   const unsigned lane = threadIdx.x, below = (1u << lane) - 1u;
   int base = 0;
   __syncwarp();
@@ -473,9 +542,9 @@ __device__ __forceinline__ Candidates<Q / 2> compact(PairsShared<W>& sm, const C
     base += __popc(mask);
   }
   __syncwarp();
-  Candidates<Q / 2> out;
+  Candidates<Q - 1> out;
 #pragma unroll
-  for (int q = 0; q < Q / 2; ++q) {
+  for (int q = 0; q < Q - 1; ++q) {
     const int d = lane + 32 * q;
     const uint4 v = d < base ? sm.moved[d] : make_uint4(kDeadTie, 0u, 0u, 0u);
     out.tie[q] = v.x, out.live[q] = v.y, out.all[q] = v.z, out.col[q] = v.w;
@@ -483,25 +552,25 @@ __device__ __forceinline__ Candidates<Q / 2> compact(PairsShared<W>& sm, const C
   return out;
 }
 
-// Rounds with Q candidates per lane while more than 32·Q/2 remain, then compaction to Q/2
-// (each halving removes Q/2 loads and popcounts from every later round).
+// Rounds with Q candidates per lane while more than 32·(Q-1) remain, then compaction to Q-1
+// (each step removes one load and one popcount from every later round; the popcount pipe
+// takes 8 cycles per warp instruction, so a round costs about 15 cycles per candidate slot).
 template <int W, int Q>
 __device__ __forceinline__ void pair_phases(const Args& a, PairsShared<W>& sm, Candidates<Q>& c,
                                             int& slot, int& members, int size) {
   if constexpr (Q == 1) {
     pair_rounds<W>(a, sm, c, slot, members, size);
   } else {
-    pair_rounds<W>(a, sm, c, slot, members, size - 32 * (Q / 2));
-    Candidates<Q / 2> half = compact<W>(sm, c);
-    pair_phases<W>(a, sm, half, slot, members, size);
+    pair_rounds<W>(a, sm, c, slot, members, size - 32 * (Q - 1));
+    Candidates<Q - 1> fewer = compact<W>(sm, c);
+    pair_phases<W>(a, sm, fewer, slot, members, size);
   }
 }
 
 // The W rounds of the window in warp 0 alone (no barrier): lane l starts with candidates
-// l + 32q. Writes the local π to shared memory, then π[start + r] with coalesced stores.
+// l + 32q. The local π goes to sm.perm.
 template <int W>
-__device__ __forceinline__ void greedy_pairs(const Args& a, int* perm, int start, int size,
-                                             PairsShared<W>& sm) {
+__device__ __forceinline__ void greedy_pairs(const Args& a, int size, PairsShared<W>& sm) {
   constexpr int Q = W / 32;
   const int lane = threadIdx.x;
   Candidates<Q> c;
@@ -515,38 +584,82 @@ __device__ __forceinline__ void greedy_pairs(const Args& a, int* perm, int start
   }
   int slot = 0, members = 0;
   pair_phases<W>(a, sm, c, slot, members, size);
-  __syncwarp();
-  for (int r = lane; r < size; r += 32) perm[start + r] = start + sm.perm[r];
 }
 
-// Chunk epilogue of the capacity fallback (see the file comment). One 64-bit atomic per
-// window: low word = finished windows, high word = windows that saw an id >= B.
-__device__ __forceinline__ void chunk_epilogue(const Args& a, int* perm, int head, int chunk,
-                                               int4 ch, bool over, int* sm_last) {
-  if (ch.z <= 1) return;  // a single window decided alone
-  __threadfence();        // this window's π is visible before it is counted
+// ---- The chunk handshake of the capacity fallback (see the file comment).
+enum ChunkStatus : int {
+  kChunkOpen = 0,     // some window of the chunk has not arrived yet
+  kChunkClean = 1,    // every window arrived and none is flagged: π is final
+  kChunkFlagged = 2,  // some window is flagged: the chunk ends as the identity
+};
+
+struct ChunkShared {
+  unsigned long long rounds_done;  // mbarrier, one arrival: the rounds are over (the poll stops)
+  int status;                      // ChunkStatus of this window at its end
+  int rewrite;                     // this window completed `finished` of a flagged chunk
+};
+
+// Words (arrived, finished) of (parity, head, chunk) in scratch.
+__device__ __forceinline__ unsigned long long* chunk_words(const Args& a, int parity, int head,
+                                                           int chunk) {
+  return a.scratch +
+         2 * ((static_cast<long long>(parity) * gridDim.y + head) * a.num_chunks + chunk);
+}
+
+__device__ __forceinline__ int chunk_status(unsigned long long arrived, int windows) {
+  if ((arrived >> 32) != 0ull) return kChunkFlagged;
+  return static_cast<int>(arrived & 0xffffffffull) == windows ? kChunkClean : kChunkOpen;
+}
+
+__device__ __forceinline__ unsigned long long load_relaxed(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// `arrived` as seen by a window that arrived with `seen` (what its atomic returned, plus its
+// own arrival): reloaded while the chunk is open, until the rounds are over (`rounds_done`).
+// A whole warp runs it (every lane loads the same word), so the loop stays converged.
+__device__ __forceinline__ int poll_chunk(const unsigned long long* words,
+                                          unsigned long long seen, int windows,
+                                          uint32_t rounds_done) {
+  int status = chunk_status(seen, windows);
+  while (status == kChunkOpen) {
+    status = chunk_status(load_relaxed(words), windows);
+    if (status != kChunkOpen || pipeline::mbar_test(rounds_done, 0)) break;
+    __nanosleep(256);
+  }
+#ifdef PW_CHUNK_NEVER_CLEAN  // test builds: every multi-window chunk takes the counted path
+  if (status == kChunkClean) status = kChunkOpen;
+#endif
+  return status;
+}
+
+// End of a window of a multi-window chunk whose stores are issued (see the file comment).
+__device__ __forceinline__ void chunk_finish(unsigned long long* words, int status, int* perm,
+                                             int4 ch, ChunkShared& cs) {
+  if (status == kChunkClean) return;  // π is final everywhere: nothing to order or count
+  __threadfence();                    // this window's stores are visible before it is counted
   __syncthreads();
   if (threadIdx.x == 0) {
-    auto* sc = reinterpret_cast<unsigned long long*>(a.scratch) +
-               (static_cast<long long>(head) * a.num_chunks + chunk);
-    const unsigned long long old = atomicAdd(sc, 1ull + (over ? (1ull << 32) : 0ull));
-    int last_with_flag = 0;
-    if (static_cast<int>(old & 0xffffffffull) == ch.z - 1) {  // all other windows are done
-      last_with_flag = over || (old >> 32) != 0ull;
-      atomicExch(sc, 0ull);  // zero at rest for the next launch
-      __threadfence();
+    int rewrite = 0;
+    if (atomicAdd(words + 1, 1ull) == static_cast<unsigned long long>(ch.z - 1)) {
+      __threadfence();  // every window of the chunk has stored (and arrived before that)
+      rewrite = (load_relaxed(words) >> 32) != 0ull;
     }
-    *sm_last = last_with_flag;
+    cs.rewrite = rewrite;
   }
   __syncthreads();
-  if (*sm_last) write_identity(perm, ch.x, ch.x + ch.y);
+  if (cs.rewrite) store_perm(perm, ch.x, ch.y, nullptr);
 }
 
-// One window: `build` fills the family's shared state and returns the capacity-fallback
-// flag (CTA-uniform); then the identity or `greedy(perm, start, size)`, and the epilogue.
-template <class Build, class Greedy>
-__device__ __forceinline__ void regroup_window(const Args& a, int* sm_last, const Build& build,
-                                               const Greedy& greedy) {
+// One window: `build` fills the family's shared state and returns the capacity-fallback flag
+// (CTA-uniform); then `greedy(size)` writes the local π to `local` unless the window is
+// flagged. kPollWarp is a warp that the greedy leaves idle (it polls the chunk while the
+// rounds run), or -1: thread 0 then looks at the chunk once after the rounds.
+template <int kPollWarp, class Build, class Greedy>
+__device__ __forceinline__ void regroup_window(const Args& a, const int* local, ChunkShared& cs,
+                                               const Build& build, const Greedy& greedy) {
   PW_PHASE(0);
   const int head = blockIdx.y;
   int4 win, ch;  // (start, size, chunk, 0) and (start, size, windows, 0)
@@ -561,15 +674,44 @@ __device__ __forceinline__ void regroup_window(const Args& a, int* sm_last, cons
   const int start = win.x, size = win.y, chunk = win.z;
   int* perm = a.perm + static_cast<long long>(head) * a.n;
   const int* rows = a.topk + (static_cast<long long>(head) * a.n + start) * a.k;
+  unsigned long long* words = nullptr;  // only a multi-window chunk needs the handshake
+  if (ch.z > 1) {
+    words = chunk_words(a, a.parity, head, chunk);
+    if (start == ch.x && threadIdx.x == 0) {  // the next launch finds its words zero
+      unsigned long long* next = chunk_words(a, a.parity ^ 1, head, chunk);
+      next[0] = 0ull;
+      next[1] = 0ull;
+    }
+  }
+  const uint32_t rounds_done = pipeline::smem_addr(&cs.rounds_done);
+  if (threadIdx.x == 0) pipeline::mbar_init(rounds_done, 1);  // published by the build's barriers
   const bool over = build(rows, start, size);
   PW_PHASE(3);
-  if (over) {
-    write_identity(perm, start, start + size);
-  } else {
-    greedy(perm, start, size);
+  const int warp = threadIdx.x >> 5;
+  constexpr int kArriveWarp = kPollWarp >= 0 ? kPollWarp : 0;
+  int status = over ? kChunkFlagged : kChunkClean;  // a one-window chunk decides alone
+  unsigned long long seen = 0ull;
+  if (words != nullptr && warp == kArriveWarp) {
+    const unsigned long long add = 1ull + (over ? (1ull << 32) : 0ull);
+    if ((threadIdx.x & 31) == 0) seen = atomicAdd(words, add) + add;
+    seen = __shfl_sync(0xffffffffu, seen, 0);
+  }
+  if (!over) {
+    if (kPollWarp >= 0 && warp == kPollWarp) {
+      if (words != nullptr) status = poll_chunk(words, seen, ch.z, rounds_done);
+    } else {
+      greedy(size);
+      if (threadIdx.x == 0) pipeline::mbar_release<1>(rounds_done);
+      if (kPollWarp < 0 && words != nullptr && threadIdx.x == 0)
+        status = poll_chunk(words, seen, ch.z, rounds_done);
+    }
   }
   PW_PHASE(4);
-  chunk_epilogue(a, perm, head, chunk, ch, over, sm_last);
+  if (threadIdx.x == 32 * kArriveWarp) cs.status = status;
+  __syncthreads();
+  status = cs.status;
+  store_perm(perm, start, size, status == kChunkFlagged ? nullptr : local);
+  if (words != nullptr) chunk_finish(words, status, perm, ch, cs);
   PW_PHASE(5);
 }
 
@@ -579,15 +721,16 @@ __device__ __forceinline__ void regroup_cta_bits(const Args& a) {
   static_assert(NT % 32 == 0, "whole warps only");
   __shared__ __align__(16) uint32_t sm_bits[NT * kRowStride];
   __shared__ __align__(16) unsigned sm_key[2 * (NT / 32) + 4];
-  __shared__ int sm_last;
+  __shared__ int sm_perm[NT];
+  __shared__ ChunkShared cs;
   auto build = [&](const int* rows, int start, int size) {
     uint4* z = reinterpret_cast<uint4*>(sm_bits);
     for (int i = threadIdx.x; i < NT * kRowStride / 4; i += NT) z[i] = make_uint4(0u, 0u, 0u, 0u);
     __syncthreads();
     return build_rows<NT>(a, rows, start, size, sm_bits);
   };
-  regroup_window(a, &sm_last, build, [&](int* perm, int start, int size) {
-    greedy_bits<NT>(a, perm, start, size, sm_bits, sm_key);
+  regroup_window<-1>(a, sm_perm, cs, build, [&](int size) {
+    greedy_bits<NT>(a, sm_perm, size, sm_bits, sm_key);
   });
 }
 
@@ -595,11 +738,12 @@ template <int W>
 __device__ __forceinline__ void regroup_cta_pairs(const Args& a) {
   static_assert(W == 32 || W == 64 || W == 128, "one warp holds W / 32 candidates per lane");
   __shared__ __align__(16) PairsShared<W> sm;
-  __shared__ int sm_last;
-  regroup_window(a, &sm_last, [&](const int* rows, int start, int size) {
+  __shared__ ChunkShared cs;
+  // the rounds run in warp 0; warp 1 (when there is one) polls the chunk meanwhile
+  regroup_window<(W > 32 ? 1 : -1)>(a, sm.perm, cs, [&](const int* rows, int start, int size) {
     return build_pairs<W>(a, rows, start, size, sm);
-  }, [&](int* perm, int start, int size) {
-    if (threadIdx.x < 32) greedy_pairs<W>(a, perm, start, size, sm);
+  }, [&](int size) {
+    if (threadIdx.x < 32) greedy_pairs<W>(a, size, sm);
   });
 }
 
@@ -608,16 +752,16 @@ __device__ __forceinline__ void regroup_cta_pairs(const Args& a) {
 
 // Variants: regroup_bits_t<threads> (any K, W <= threads) and regroup_pairs_w<W> (K <= 16,
 // W <= 128, W threads). The launcher picks one that holds W; the benchmark times them all.
-// Kernel parameters (prepared format "PPPPPPqiiiiii"): topk, lengths, windows, chunks, perm,
-// scratch, len_limit, n, k, num_chunks, group, capacity, uniform.
+// Kernel parameters (prepared format "PPPPPPqiiiiiii"): topk, lengths, windows, chunks, perm,
+// scratch, len_limit, n, k, num_chunks, group, capacity, uniform, parity.
 #define PW_REGROUP_ENTRY(NT, NAME, BODY)                                                       \
   extern "C" __global__ void __launch_bounds__(NT, 2)                                         \
       NAME(const int* topk, const long long* lengths, const int4* windows, const int4* chunks, \
-           int* perm, int* scratch, long long len_limit, int n, int k, int num_chunks,        \
-           int group, int capacity, int uniform) {                                             \
+           int* perm, unsigned long long* scratch, long long len_limit, int n, int k,         \
+           int num_chunks, int group, int capacity, int uniform, int parity) {                \
     const pageweaver::regroup::Args a{topk,       lengths, windows, chunks,   perm,   scratch,   \
                                       len_limit,  n,       k,       num_chunks, group, capacity, \
-                                      uniform};                                                 \
+                                      uniform,    parity};                                      \
     BODY(a);                                                                                   \
   }
 

@@ -4,9 +4,11 @@ The paper's GPU form (§4.1, :mod:`pageweaver_edu.regroup_cta_sim`) pays 16 popc
 candidate and a CTA barrier in every one of a window's W dependent rounds. The "pairs" kernels
 of ``kernels/regroup.cu`` (K ≤ 16) move that work out of the rounds:
 
-* ``C_p`` — the W-bit column of the window queries that select page p;
+* ``C_p`` — the W-bit column of the window queries that select page p (query i at bit
+  :func:`col_pos` (i), which spreads a warp's atomics over every shared-memory bank);
 * ``M[j, i]`` — a 16-bit mask over query i's Top-K *slots* k: bit k is set when S_j also
-  selects i's page ``p_k(i)``, i.e. bit j of ``C_{p_k(i)}``. Thread i builds its column
+  selects i's page ``p_k(i)`` (a repeated id included), i.e. bit ``col_pos(j)`` of
+  ``C_{p_k(i)}``. Thread i builds its column
   ``M[·, i]`` by transposing its 16 × W bit matrix ``(C_{p_k(i)})_k`` in registers, 16 × 16
   bits at a time (:func:`transpose_16x16x2`);
 * ``all_i`` — i's valid, distinct slots; then the rounds need only
@@ -34,7 +36,8 @@ PAIR_SLOTS = 16
 #: Key layout of the pairs kernels: tie = j << ID_SHIFT | row(j); key = delta << DELTA_SHIFT.
 ID_SHIFT, DELTA_SHIFT = 15, 22
 ROW_MASK = (1 << ID_SHIFT) - 1
-#: The kernel's butterfly stages: (shift s, mask of the columns whose bit s is 0).
+#: The transpose's stages: (shift s, mask of the columns whose bit s is 0). The kernel does the
+#: first (whole bytes) with byte permutes and the others with bit-field selects; same result.
 BUTTERFLY = ((8, 0x00FF00FF), (4, 0x0F0F0F0F), (2, 0x33333333), (1, 0x55555555))
 
 
@@ -56,26 +59,56 @@ def slot_masks(rows: np.ndarray, capacity: int = 512) -> np.ndarray:
     rows = np.asarray(rows, dtype=np.int64)
     if rows.ndim != 2 or rows.shape[1] > PAIR_SLOTS:
         raise PageWeaverInputError(f"pair masks need rows of shape [W, K <= 16], got {rows.shape}")
-    w, k = rows.shape
-    ok = (rows >= 0) & (rows < capacity)
+    k = rows.shape[1]
     earlier = np.tril(np.ones((k, k), dtype=bool), -1)  # earlier[k, m]: m < k
     repeat = ((rows[:, :, None] == rows[:, None, :]) & earlier).any(axis=2)
-    valid = ok & ~repeat
-    return (valid.astype(np.uint32) << np.arange(k, dtype=np.uint32)).sum(axis=1, dtype=np.uint32)
+    repeats = (repeat.astype(np.uint32) << np.arange(k, dtype=np.uint32)).sum(axis=1,
+                                                                              dtype=np.uint32)
+    return in_range_slots(rows, capacity) & ~repeats
 
 
-def page_columns(rows: np.ndarray, valid: np.ndarray, capacity: int = 512) -> np.ndarray:
-    """``C_p`` of a window: bit i % 32 of word i // 32 set when query i selects page p.
+def in_range_slots(rows: np.ndarray, capacity: int = 512) -> np.ndarray:
+    """Slots of each row that hold a page id ``0 <= id < B`` (repeats included).
 
     Returns
     -------
-    numpy.ndarray of uint32, shape [B, ⌈W/32⌉]
+    numpy.ndarray of uint32, shape [W]
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    ok = (rows >= 0) & (rows < capacity)
+    return (ok.astype(np.uint32) << np.arange(rows.shape[1], dtype=np.uint32)).sum(
+        axis=1, dtype=np.uint32)
+
+
+def col_pos(i, window: int):
+    """Position ``32·word + bit`` of window query i in a page column (the kernel's col_pos).
+
+    With CW = W/32 words per column, the 32 lanes of warp ``i // 32`` fill all CW words, 32/CW
+    lanes each, so one atomicOr instruction of a warp spreads over every bank. A permutation
+    of ``range(W)``.
+    """
+    cw = window // 32
+    lanes = 32 // cw
+    i = np.asarray(i, dtype=np.int64)
+    return 32 * (((i >> 5) + i // lanes) & (cw - 1)) + (i >> 5) * lanes + i % lanes
+
+
+def page_columns(rows: np.ndarray, used: np.ndarray, window: int,
+                 capacity: int = 512) -> np.ndarray:
+    """``C_p`` of a window: bit ``col_pos(i) % 32`` of word ``col_pos(i) // 32`` set when query
+    i selects page p in a slot of ``used``.
+
+    Returns
+    -------
+    numpy.ndarray of uint32, shape [B, W/32]
     """
     rows = np.asarray(rows, dtype=np.int64)
     w, k = rows.shape
-    cols = np.zeros((capacity, -(-w // 32)), dtype=np.uint32)
-    i, slot = np.nonzero((valid[:, None] >> np.arange(k, dtype=np.uint32)) & 1)
-    np.bitwise_or.at(cols, (rows[i, slot], i // 32), (np.uint32(1) << (i % 32)).astype(np.uint32))
+    cols = np.zeros((capacity, window // 32), dtype=np.uint32)
+    i, slot = np.nonzero((used[:, None] >> np.arange(k, dtype=np.uint32)) & 1)
+    pos = col_pos(i, window)
+    bits = (np.uint32(1) << (pos % 32)).astype(np.uint32)
+    np.bitwise_or.at(cols, (rows[i, slot], pos // 32), bits)
     return cols
 
 
@@ -104,10 +137,12 @@ def transpose_16x16x2(x: np.ndarray) -> np.ndarray:
 def pair_tie(j: int, window: int) -> int:
     """The kernel's tie of window query j: ``j << 15 | row(j)`` (see :func:`pair_mask_words`).
 
-    ``row(j) = (16·(j // 32) + j % 16)·4W + 2·((j // 16) % 2)`` is the byte offset of M[j][0]:
-    rows ``32w + t`` and ``32w + 16 + t`` share the words ``(16w + t)·W + i`` (low, high half).
+    With ``r = col_pos(j)``, ``row(j) = (16·(r // 32) + r % 16)·4W + 2·((r // 16) % 2)`` is the
+    byte offset of M[j][0]: rows at positions ``32w + t`` and ``32w + 16 + t`` share the words
+    ``(16w + t)·W + i`` (low, high half).
     """
-    row = (16 * (j >> 5) + (j & 15)) * 4 * window + 2 * ((j >> 4) & 1)
+    r = int(col_pos(j, window))
+    row = (16 * (r >> 5) + (r & 15)) * 4 * window + 2 * ((r >> 4) & 1)
     return (j << ID_SHIFT) | row
 
 
@@ -126,17 +161,18 @@ def pair_mask_words(rows: np.ndarray, window: int,
     Returns
     -------
     words : numpy.ndarray of uint32, shape [W // 2, W]
-        Thread i's transposed word t of column block w (``M[32w+t][i] | M[32w+16+t][i] << 16``)
-        at ``words[16w + t, i]``.
+        Thread i's transposed word t of column block w at ``words[16w + t, i]``: M of the
+        queries at column positions 32w + t (low half) and 32w + 16 + t (high half).
     valid : numpy.ndarray of uint32, shape [w]
         ``all_i`` (see :func:`slot_masks`).
     """
     rows = np.asarray(rows, dtype=np.int64)
-    w, k = rows.shape
     valid = slot_masks(rows, capacity)
-    cols = page_columns(rows, valid, capacity)
+    w, k = rows.shape
+    used = in_range_slots(rows, capacity)
+    cols = page_columns(rows, used, window, capacity)
     take = np.zeros((PAIR_SLOTS, w), dtype=bool)
-    take[:k] = ((valid[None, :] >> np.arange(k, dtype=np.uint32)[:, None]) & 1).astype(bool)
+    take[:k] = ((used[None, :] >> np.arange(k, dtype=np.uint32)[:, None]) & 1).astype(bool)
     pages = np.zeros((PAIR_SLOTS, w), dtype=np.int64)
     pages[:k] = np.where(take[:k], rows.T, 0)
     words = np.zeros((window // 2, window), dtype=np.uint32)

@@ -13,6 +13,7 @@ from pageweaver_edu.regroup_pairs import (
     DELTA_SHIFT,
     ID_SHIFT,
     ROW_MASK,
+    col_pos,
     pair_masks,
     pair_tie,
     pairs_regroup,
@@ -45,11 +46,22 @@ def test_pair_masks_match_their_definition(seed, w, k, pages):
     rng = np.random.default_rng(seed)
     rows = rng.integers(-1, pages, size=(w, k))
     masks, valid = pair_masks(rows)
+    assert np.array_equal(valid, slot_masks(rows))
     sets = [set(r[r >= 0].tolist()) for r in rows]
     for j in range(w):
-        for i in range(w):
-            want = sum(1 << s for s in range(k) if valid[i] >> s & 1 and rows[i, s] in sets[j])
+        for i in range(w):  # every slot of i whose page S_j selects (a repeated id too)
+            want = sum(1 << s for s in range(k) if rows[i, s] in sets[j])
             assert masks[j, i] == want
+
+
+@pytest.mark.parametrize("window", [32, 64, 128])
+def test_column_positions_spread_each_warp_over_every_word(window):
+    pos = col_pos(np.arange(window), window)
+    assert sorted(pos.tolist()) == list(range(window))  # a permutation: M names every query
+    words = window // 32
+    for warp in range(words):
+        lanes = pos[32 * warp:32 * warp + 32] // 32
+        assert np.bincount(lanes, minlength=words).tolist() == [32 // words] * words
 
 
 def test_pair_round_counts_new_pages():

@@ -1,9 +1,9 @@
 """Small, complete workout of both kernels for compute-sanitizer (memcheck, racecheck).
 
-Covers multi-window chunks (the scratch handshake), the capacity fallback by page id and by
-length, short tail windows, empty rows, every regroup variant, 3 KV heads, union ids far
-beyond B and an out-of-range π entry; checks every result against the CPU reference and
-exits non-zero on a mismatch.
+Covers multi-window chunks (the scratch handshake, also with every chunk forced onto the
+counted path), the capacity fallback by page id and by length, short tail windows, empty
+rows, every regroup variant, 3 KV heads, union ids far beyond B and an out-of-range π entry;
+checks every result against the CPU reference and exits non-zero on a mismatch.
 Usage: compute-sanitizer --tool memcheck python3 tools/gpu_sanitize.py
 """
 
@@ -17,6 +17,8 @@ import torch
 from pageweaver_edu import greedy_regroup, prepare_unions
 from pageweaver_edu.gpu import VARIANTS, gpu_greedy_regroup, gpu_prepare_unions
 from pageweaver_edu.gpu.loader import synchronize
+from pageweaver_edu.gpu.regroup import RegroupPlan
+from pageweaver_edu.inputs import as_request_offsets
 
 
 def main() -> int:
@@ -38,6 +40,14 @@ def main() -> int:
             bad += not ok
             print(f"regroup {variant:14s} W={window:3d} lengths={lens is not None}: "
                   f"{'ok' if ok else 'MISMATCH'}")
+    ids = torch.from_numpy(topk.astype(np.int32)).cuda()[None]
+    for variant in ("pairs_w64", "bits_t64"):  # every multi-window chunk counted at its end
+        plan = RegroupPlan(n, 1, 16, 64, 8, 512, as_request_offsets(offsets, n), 256, 128,
+                           variant, options=("-DPW_CHUNK_NEVER_CLEAN",))
+        ok = all(np.array_equal(plan.run(ids)[0].cpu().numpy(), greedy_regroup(
+            topk, 64, 8, request_offsets=offsets, chunk_size=256)) for _ in range(2))
+        bad += not ok
+        print(f"regroup {variant:14s} counted chunks: {'ok' if ok else 'MISMATCH'}")
     heads = np.stack([np.roll(topk, 31 * h, axis=0) for h in range(3)])
     got = gpu_greedy_regroup(torch.from_numpy(heads).cuda(), 64, request_offsets=offsets)
     perms = [greedy_regroup(heads[h], 64, request_offsets=offsets) for h in range(3)]

@@ -56,7 +56,7 @@ def pick_variant(window: int, variant: str | None = None, k: int = 16) -> str:
     return variant
 
 
-ARG_FORMAT = "PPPPPPqiiiiii"
+ARG_FORMAT = "PPPPPPqiiiiiii"
 INT32_MAX = 2**31 - 1
 
 
@@ -104,9 +104,12 @@ class RegroupPlan:
         # One chunk cut into W-row windows (the common case): the kernel computes its window
         # from blockIdx and reads no table, which saves a dependent global load.
         self.uniform = window if uniform_windows(wins, chunks, n, window) else 0
-        # One uint64 per (head, chunk): finished | flagged << 32; the kernel leaves it zero.
-        self.scratch = torch.zeros(max(1, 2 * heads * len(chunks)), dtype=torch.int32,
+        # The capacity-fallback handshake: uint64 (arrived | flagged << 32, finished) per
+        # (launch parity, head, chunk). Launch e uses parity e % 2 and zeroes the other
+        # parity's words for launch e + 1 (one plan per stream).
+        self.scratch = torch.zeros(max(1, 4 * heads * len(chunks)), dtype=torch.int64,
                                    device="cuda")
+        self.launches = 0
         # options: extra nvcc flags (the benchmark's -DPW_PHASE_CLOCKS build)
         self.func = get_kernel("regroup.cu", "regroup_" + self.variant, ARG_FORMAT,
                                options=tuple(options))
@@ -122,8 +125,9 @@ class RegroupPlan:
             topk32.data_ptr(), 0 if lengths64 is None else lengths64.data_ptr(),
             self.windows.data_ptr(), self.chunks.data_ptr(), out.data_ptr(),
             self.scratch.data_ptr(), self.capacity * self.page_size, self.n, self.k,
-            self.num_chunks, self.group, self.capacity, self.uniform,
+            self.num_chunks, self.group, self.capacity, self.uniform, self.launches & 1,
         )
+        self.launches += 1
         return out
 
 

@@ -28,8 +28,10 @@
 //   tie_i = i << 15 | row(i) orders by id and carries the byte offset of i's row in M, so
 //   the winner's key gives every lane its next load address with one LOP3 (see pair_tie)
 // A round is Q shared loads, ANDs and popcounts (Q = candidates per lane) and one redux;
-// the lane's candidates are compacted (Q 4 → 3 → 2 → 1) as they leave R. On the H200 a round
-// costs about 145 SM cycles at Q <= 2 (redux.sync + move 47, shared load 35, popcount 23).
+// the lane's candidates are compacted (Q 4 → 3 → 2 → 1) as they leave R. For g = 8 a group's
+// eight rounds run unrolled and its seed needs no redux (see pair_rounds). On the H200 a
+// round costs about 127 SM cycles at Q <= 2 (redux.sync + move 47, shared load 35, popcount
+// 23, and about 5 one-cycle-issue ALU steps) and about 146 on average over W128's Q 4 → 1.
 // M is built without a pair loop: C_p = the W-bit column of window queries selecting page p
 // (shared, one atomicOr per edge); thread i gathers C_{p_k} of its own slots k (a 16 x W
 // bit matrix, one 8- or 16-byte load per slot) and transposes it in registers, 16 x 16 bits
@@ -289,6 +291,7 @@ constexpr int kDeltaShift = 22;                         // j < 128
 constexpr unsigned kRowMask = (1u << kIdShift) - 1u;
 constexpr unsigned kTieMask = (1u << kDeltaShift) - 1u;
 constexpr unsigned kDeadTie = 1u << 30;
+constexpr unsigned kNoSeed = 0xffffffffu;  // the next group's seed is not known yet
 
 // Where query i sits in a page column C_p (CW = W/32 words): word c(i), bit b(i), returned as
 // 32·c(i) + b(i), a permutation of [0, W). The 32 lanes of warp w = i / 32 fill all CW words,
@@ -487,13 +490,49 @@ struct Candidates {
 };
 
 
-// Rounds until `end` slots of the window are filled (one pick per round). A round is a seed
-// (min(R): the smallest tie still in R) when the group is empty, else the smallest key;
-// either is one redux.sync. Then the picked j leaves R and every candidate i drops the slots
-// j also selects: live_i &= ~M[j][i]. π's slot goes to shared memory (lane 0).
+// The tie held in slot d = lane + 32q of the lanes' candidates (d warp-uniform; kDeadTie for
+// d < 0): one shuffle.
+template <int Q>
+__device__ __forceinline__ unsigned tie_in_slot(const unsigned (&tie)[Q], int d) {
+  unsigned v = 0u;  // tie[d >> 5], masked in (a select of array elements would become an
+#pragma unroll    // indexed load, and the candidates would move to local memory)
+  for (int q = 0; q < Q; ++q) v |= tie[q] & (0u - static_cast<unsigned>((d >> 5) == q));
+  v = __shfl_sync(0xffffffffu, v, d & 31);
+  return d < 0 ? kDeadTie : v;
+}
+
+// The two smallest ties still in R (kDeadTie where R holds fewer). Slot d = lane + 32q of the
+// lanes' candidates runs in id order (and compact keeps it so), so they are the first two
+// set bits of the Q ballots "slot holds a candidate in R": votes and two shuffles, no redux.
+template <int Q>
+__device__ __forceinline__ void two_smallest(const unsigned (&tie)[Q], unsigned& s0,
+                                             unsigned& s1) {
+  int d0 = -1, d1 = -1;
+#pragma unroll
+  for (int q = 0; q < Q; ++q) {
+    unsigned in_r = __ballot_sync(0xffffffffu, tie[q] != kDeadTie);
+    if (d0 < 0 && in_r != 0u) {
+      d0 = 32 * q + __ffs(in_r) - 1;
+      in_r &= in_r - 1u;
+    }
+    if (d0 >= 0 && d1 < 0 && in_r != 0u) d1 = 32 * q + __ffs(in_r) - 1;
+  }
+  s0 = tie_in_slot(tie, d0);
+  s1 = tie_in_slot(tie, d1);
+}
+
+// Rounds until `end` slots of the window are filled (one pick per round). A group's first
+// round takes its seed min(R) (the smallest tie still in R), every other round the smallest
+// key, each found by one redux.sync. Then the picked j leaves R and every candidate i drops
+// the slots j also selects: live_i &= ~M[j][i]. π's slot goes to shared memory (lane 0).
+// For g = 8 whole groups run fully unrolled (no per-round loop test), and a group's last
+// round also finds the two smallest ties s0 < s1 of R beside its pick j, off the dependent
+// chain; the next seed min(R \ {j}) is then s1 if j = s0, else s0, and needs no redux.
 template <int W, int Q>
 __device__ __forceinline__ void pair_rounds(const Args& a, PairsShared<W>& sm, Candidates<Q>& c,
-                                            int& slot, int& members, int end) {
+                                            int& slot, int& members, unsigned& next_seed,
+                                            int end) {
+  constexpr int kGroup = 8;  // the g of the unrolled path (PAGEWEAVER.md's default)
   const char* m = reinterpret_cast<const char*>(sm.pairs);
   auto take = [&](unsigned tie) {  // j = tie >> kIdShift leaves R and joins G
     if (threadIdx.x == 0) sm.perm[slot] = static_cast<int>(tie >> kIdShift);
@@ -505,24 +544,44 @@ __device__ __forceinline__ void pair_rounds(const Args& a, PairsShared<W>& sm, C
     }
     ++slot;
   };
-  while (slot < end) {
-    if (members == 0) {  // seed: U_G restarts from S_seed
-      unsigned first = c.tie[0];
+  auto seed = [&]() {  // U_G restarts from S_seed
+    unsigned first = c.tie[0];
 #pragma unroll
-      for (int q = 0; q < Q; ++q) {
-        c.live[q] = c.all[q];
-        first = min(first, c.tie[q]);
-      }
-      take(__reduce_min_sync(0xffffffffu, first));
-      members = 1;
+    for (int q = 0; q < Q; ++q) {
+      c.live[q] = c.all[q];
+      first = min(first, c.tie[q]);
     }
-    for (; members < a.group && slot < end; ++members) {
-      unsigned key = 0xffffffffu;
+    if (next_seed == kNoSeed) next_seed = __reduce_min_sync(0xffffffffu, first);
+    take(next_seed);
+    next_seed = kNoSeed;
+    members = 1;
+  };
+  auto min_key = [&]() {
+    unsigned key = 0xffffffffu;
 #pragma unroll
-      for (int q = 0; q < Q; ++q)
-        key = min(key, (static_cast<unsigned>(__popc(c.live[q])) << kDeltaShift) + c.tie[q]);
-      take(__reduce_min_sync(0xffffffffu, key) & kTieMask);
+    for (int q = 0; q < Q; ++q)
+      key = min(key, (static_cast<unsigned>(__popc(c.live[q])) << kDeltaShift) + c.tie[q]);
+    return key;
+  };
+  if (a.group == kGroup) {
+    while (members == 0 && slot + kGroup <= end) {
+      seed();
+#pragma unroll
+      for (int r = 1; r < kGroup - 1; ++r)
+        take(__reduce_min_sync(0xffffffffu, min_key()) & kTieMask);
+      const unsigned key = min_key();
+      unsigned s0, s1;
+      two_smallest(c.tie, s0, s1);
+      const unsigned tie = __reduce_min_sync(0xffffffffu, key) & kTieMask;
+      take(tie);
+      next_seed = tie == s0 ? s1 : s0;
+      members = 0;
     }
+  }
+  while (slot < end) {  // any g, and a window's last, partial group
+    if (members == 0) seed();
+    for (; members < a.group && slot < end; ++members)
+      take(__reduce_min_sync(0xffffffffu, min_key()) & kTieMask);
     if (members == a.group) members = 0;
   }
 }
@@ -557,13 +616,14 @@ __device__ __forceinline__ Candidates<Q - 1> compact(PairsShared<W>& sm, const C
 // takes 8 cycles per warp instruction, so a round costs about 15 cycles per candidate slot).
 template <int W, int Q>
 __device__ __forceinline__ void pair_phases(const Args& a, PairsShared<W>& sm, Candidates<Q>& c,
-                                            int& slot, int& members, int size) {
+                                            int& slot, int& members, unsigned& next_seed,
+                                            int size) {
   if constexpr (Q == 1) {
-    pair_rounds<W>(a, sm, c, slot, members, size);
+    pair_rounds<W>(a, sm, c, slot, members, next_seed, size);
   } else {
-    pair_rounds<W>(a, sm, c, slot, members, size - 32 * (Q - 1));
+    pair_rounds<W>(a, sm, c, slot, members, next_seed, size - 32 * (Q - 1));
     Candidates<Q - 1> fewer = compact<W>(sm, c);
-    pair_phases<W>(a, sm, fewer, slot, members, size);
+    pair_phases<W>(a, sm, fewer, slot, members, next_seed, size);
   }
 }
 
@@ -583,7 +643,8 @@ __device__ __forceinline__ void greedy_pairs(const Args& a, int size, PairsShare
     c.col[q] = 4u * i;
   }
   int slot = 0, members = 0;
-  pair_phases<W>(a, sm, c, slot, members, size);
+  unsigned next_seed = kNoSeed;
+  pair_phases<W>(a, sm, c, slot, members, next_seed, size);
 }
 
 // ---- The chunk handshake of the capacity fallback (see the file comment).

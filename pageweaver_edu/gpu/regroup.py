@@ -23,8 +23,8 @@ from .tables import MAX_CAPACITY, MAX_WINDOW, regroup_tables
 #: paper's GPU form, any K): one thread per query, each candidate keeps its 16-word bitmap and
 #: lowers delta_j by popcount(bits_j & fresh) every round. Family "pairs" (K <= 16, W <= 128):
 #: the CTA builds the per-window pair masks M[j][i], then one warp runs all W rounds with one
-#: popcount per candidate and no barrier, halving its candidates per lane as they leave R
-#: (see kernels/regroup.cu).
+#: popcount per candidate and no barrier, compacting its candidates per lane (4 → 3 → 2 → 1)
+#: as they leave R (see kernels/regroup.cu).
 VARIANTS: dict[str, tuple[int, int, str]] = {
     **{f"bits_t{t}": (t, t, "bits") for t in (32, 64, 128, 256)},
     **{f"pairs_w{w}": (w, w, "pairs") for w in (32, 64, 128)},

@@ -31,7 +31,7 @@ def main() -> int:
     lengths = np.full(n, 1000)
     lengths[100] = 512 * 128 + 5  # request 0's first chunk falls back by length
     bad = 0
-    for variant, (_, window, _) in VARIANTS.items():
+    for variant, (window, _) in VARIANTS.items():
         for lens in (None, lengths):
             kw = dict(request_offsets=offsets, chunk_size=8 * (window // 8) * 2, lengths=lens,
                       page_size=128)

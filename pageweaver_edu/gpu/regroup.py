@@ -19,15 +19,16 @@ from ..inputs import PageWeaverInputError, as_positions, as_request_offsets, pos
 from .loader import get_kernel, launch
 from .tables import MAX_CAPACITY, MAX_WINDOW, regroup_tables
 
-#: kernel variant -> (threads per CTA, largest W it holds, family). Family "bits" (the
-#: paper's GPU form, any K): one thread per query, each candidate keeps its 16-word bitmap and
-#: lowers delta_j by popcount(bits_j & fresh) every round. Family "pairs" (K <= 16, W <= 128):
-#: the CTA builds the per-window pair masks M[j][i], then one warp runs all W rounds with one
-#: popcount per candidate and no barrier, compacting its candidates per lane (4 → 3 → 2 → 1)
-#: as they leave R (see kernels/regroup.cu).
-VARIANTS: dict[str, tuple[int, int, str]] = {
-    **{f"bits_t{t}": (t, t, "bits") for t in (32, 64, 128, 256)},
-    **{f"pairs_w{w}": (w, w, "pairs") for w in (32, 64, 128)},
+#: kernel variant -> (largest W it holds, family); a CTA has one thread per query of that W,
+#: so it is also the thread count. Family "bits" (the paper's GPU form, any K): each
+#: candidate keeps its 16-word bitmap and lowers delta_j by popcount(bits_j & fresh) every
+#: round. Family "pairs" (K <= 16, W <= 128): the CTA builds the per-window pair masks
+#: M[j][i], then one warp runs all W rounds with one popcount per candidate and no barrier,
+#: compacting its candidates per lane (4 → 3 → 2 → 1) as they leave R (see
+#: kernels/regroup.cu).
+VARIANTS: dict[str, tuple[int, str]] = {
+    **{f"bits_t{t}": (t, "bits") for t in (32, 64, 128, 256)},
+    **{f"pairs_w{w}": (w, "pairs") for w in (32, 64, 128)},
 }
 PAIRS_MAX_K = 16
 
@@ -39,14 +40,14 @@ def pick_variant(window: int, variant: str | None = None, k: int = 16) -> str:
     H200, benchmarks/results/gpu_regroup_h200.json), else the smallest "bits" kernel.
     """
     if variant is None:
-        fits = [v for v, (_, w, f) in VARIANTS.items()
+        fits = [v for v, (w, f) in VARIANTS.items()
                 if w >= window and (f == "bits" or k <= PAIRS_MAX_K)]
         if not fits:
             raise PageWeaverInputError(f"no regroup kernel holds W = {window} (W <= {MAX_WINDOW})")
-        variant = min(fits, key=lambda v: (VARIANTS[v][2] != "pairs", VARIANTS[v][1]))
+        variant = min(fits, key=lambda v: (VARIANTS[v][1] != "pairs", VARIANTS[v][0]))
     if variant not in VARIANTS:
         raise PageWeaverInputError(f"unknown regroup variant {variant!r}; known: {list(VARIANTS)}")
-    _, holds, family = VARIANTS[variant]
+    holds, family = VARIANTS[variant]
     if holds < window:
         raise PageWeaverInputError(
             f"variant {variant} holds {holds} queries per window, W = {window} is larger"
@@ -96,7 +97,7 @@ class RegroupPlan:
         self.n, self.heads, self.k = n, heads, k
         self.group, self.capacity, self.page_size = group, capacity, page_size
         self.variant = pick_variant(window, variant, k)
-        self.threads = VARIANTS[self.variant][0]
+        self.threads = VARIANTS[self.variant][0]  # one thread per query of the largest W
         wins, chunks = regroup_tables(n, window, group, request_offsets, chunk_size)
         self.windows = torch.from_numpy(wins).cuda()
         self.chunks = torch.from_numpy(chunks).cuda()

@@ -59,7 +59,7 @@
 
 #ifdef PW_PHASE_CLOCKS
 // Benchmark-only instrumentation (benchmarks/bench_gpu_regroup.py, phase table): thread 0
-// of every CTA stores clock64() at each phase boundary: 0 entry, 1 own ids deduplicated,
+// of every CTA stores clock64() at each phase boundary: 0 entry, 1 own ids range-checked,
 // 2 page columns C_p complete, 3 pair masks M complete, 4 rounds done, 5 epilogue done.
 constexpr int kPhases = 6;
 extern "C" {
@@ -556,32 +556,30 @@ __device__ __forceinline__ void pair_rounds(const Args& a, PairsShared<W>& sm, C
     next_seed = kNoSeed;
     members = 1;
   };
-  auto min_key = [&]() {
+  auto pick = [&]() {  // the smallest (delta, id) key joins G; returns its tie
     unsigned key = 0xffffffffu;
 #pragma unroll
     for (int q = 0; q < Q; ++q)
       key = min(key, (static_cast<unsigned>(__popc(c.live[q])) << kDeltaShift) + c.tie[q]);
-    return key;
+    const unsigned tie = __reduce_min_sync(0xffffffffu, key) & kTieMask;
+    take(tie);
+    return tie;
   };
   if (a.group == kGroup) {
     while (members == 0 && slot + kGroup <= end) {
       seed();
 #pragma unroll
-      for (int r = 1; r < kGroup - 1; ++r)
-        take(__reduce_min_sync(0xffffffffu, min_key()) & kTieMask);
-      const unsigned key = min_key();
-      unsigned s0, s1;
+      for (int r = 1; r < kGroup - 1; ++r) pick();
+      unsigned s0, s1;  // of R before the group's last pick
       two_smallest(c.tie, s0, s1);
-      const unsigned tie = __reduce_min_sync(0xffffffffu, key) & kTieMask;
-      take(tie);
+      const unsigned tie = pick();
       next_seed = tie == s0 ? s1 : s0;
       members = 0;
     }
   }
   while (slot < end) {  // any g, and a window's last, partial group
     if (members == 0) seed();
-    for (; members < a.group && slot < end; ++members)
-      take(__reduce_min_sync(0xffffffffu, min_key()) & kTieMask);
+    for (; members < a.group && slot < end; ++members) pick();
     if (members == a.group) members = 0;
   }
 }

@@ -103,7 +103,7 @@ def page_columns(rows: np.ndarray, used: np.ndarray, window: int,
     numpy.ndarray of uint32, shape [B, W/32]
     """
     rows = np.asarray(rows, dtype=np.int64)
-    w, k = rows.shape
+    k = rows.shape[1]
     cols = np.zeros((capacity, window // 32), dtype=np.uint32)
     i, slot = np.nonzero((used[:, None] >> np.arange(k, dtype=np.uint32)) & 1)
     pos = col_pos(i, window)

@@ -29,6 +29,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     from pageweaver_edu.gpu import regroup_plan
     from pageweaver_edu.union8_fp8_launch import Fp8UnionAttention, fp8_cache_from_bf16
     from pageweaver_edu.union8_launch import UnionAttention, gpu_prepare_plan
+    from pageweaver_edu.union8ws_launch import WsUnionAttention
 
     x = common.preset_inputs(name, heads)
     cap, n, offsets, q, k, v = x.cap, x.n, x.offsets, x.q, x.k, x.v
@@ -42,10 +43,12 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     f8s3 = Fp8UnionAttention(q, cache, cpos, lens, "union8", slots=3)
     b8 = UnionAttention(q, k, v, cpos, lens, "union8")
     b4 = UnionAttention(q, k, v, cpos, lens, "union4")
+    ws = WsUnionAttention(q, cache, cpos, lens)
+    wss = WsUnionAttention(q, cache, cpos, lens, overlap=False)
     rg = regroup_plan(n, heads, x.kk, 128, 8, 512, offsets, None, cap.page_size)
 
     # ---- correctness (outputs poisoned with NaN before every run)
-    fresh = common.poisoned(f8, f4, f8s3, b8)
+    fresh = common.poisoned(f8, f4, f8s3, b8, ws, wss)
     base = fresh(lambda: f8.run(plans["original"]))
     rows = np.sort(rng.choice(n, min(n, args.check_rows), replace=False))
     lg = cache.logical
@@ -75,6 +78,11 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
         t32, rg.run(t32, lens64), 8, offsets)))))
     same["union4"] = bool(torch.equal(base, fresh(lambda: f4.run(plan4))))
     same["union8_3slots"] = bool(torch.equal(base, fresh(lambda: f8s3.run(plans["w128"]))))
+    for key in plans:
+        same[f"union8ws_{key}"] = bool(torch.equal(base, fresh(lambda key=key: ws.run(plans[key]))))
+    same["union8ws_online_w128"] = bool(torch.equal(base, fresh(lambda: ws.run(gpu_prepare_plan(
+        t32, rg.run(t32, lens64), 8, offsets)))))
+    same["union8ws_serial"] = bool(torch.equal(base, fresh(lambda: wss.run(plans["w128"]))))
     check["bitwise_identical"] = same
     print(f"  check: nrms vs float64 {check['nrms_vs_float64']:.3e}, vs emulation "
           f"{check['nrms_vs_emulation']:.3e}, bitwise {all(same.values())}", flush=True)
@@ -100,6 +108,23 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     add("union8_fp8_random_ids", lambda: f8.run(gpu_prepare_plan(
         t32, perm_gpu["random"], 8, offsets)), c4=stats["random"]["c4"])
     add("gpu_regroup_w128", lambda: rg.run(t32, lens64))
+    # the warp-specialized kernel (kernels/union8ws.cu), same calls
+    t["ws_T0"] = add("union8ws_fp8_original",
+                     lambda: ws.run(gpu_prepare_plan(t32, ident, 8, offsets)), c4=c4o)
+    add("union8ws_fp8_original_attn", lambda: ws.run(plans["original"]), c4=c4o)
+    t["ws_fixed"] = add("union8ws_fp8_fixed_w128",
+                        lambda: ws.run(gpu_prepare_plan(t32, p128, 8, offsets)), c4=c4w)
+    add("union8ws_fp8_fixed_w128_attn", lambda: ws.run(plans["w128"]), c4=c4w)
+    add("union8ws_fp8_fixed_w128_attn_serial", lambda: wss.run(plans["w128"]), c4=c4w)
+    add("union8ws_fp8_original_attn_serial", lambda: wss.run(plans["original"]), c4=c4o)
+    for ab in ("no_softmax", "no_mma", "ring_only"):
+        wa = WsUnionAttention(q, cache, cpos, lens, ablate=ab)
+        add(f"union8ws_fp8_fixed_w128_attn_ablate_{ab}", lambda wa=wa: wa.run(plans["w128"]),
+            c4=c4w)
+        add(f"union8ws_fp8_original_attn_ablate_{ab}", lambda wa=wa: wa.run(plans["original"]),
+            c4=c4o)
+    t["ws_online"] = add("union8ws_fp8_online_w128", lambda: ws.run(gpu_prepare_plan(
+        t32, rg.run(t32, lens64), 8, offsets)), c4=c4w)
     # BF16 kernels of the same run (for the ratios; names as in the BF16 result files)
     t["bf16_T0"] = add("union8_original",
                        lambda: b8.run(gpu_prepare_plan(t32, ident, 8, offsets)), c4=c4o)
@@ -131,6 +156,8 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
                "paper_ms": PAPER_MS}
     if "flex" in t:
         summary["speedup_vs_flex"] = round(min(t["flex"]) / best, 2)
+    summary["union8ws_T0_T_fixed_T_online_us"] = [t["ws_T0"], t["ws_fixed"], t["ws_online"]]
+    summary["union8ws_over_union4_fp8"] = round(t["ws_T0"] / t["u4"], 3)
     return {**env, "kernel": "fp8_e4m3", "workload": name, "kv_heads": heads, "queries": n,
             "pages": x.pages, "stats": stats, "accounting": acct, "summary": summary,
             "targets": FP8_TARGETS, "check": check, "results": timings.results}
@@ -173,7 +200,20 @@ def _fp8_row(r) -> str:
             f"{all(c['bitwise_identical'].values())}")
 
 
+def _ws_row(r) -> str:
+    m = {x["name"]: x["median_us"] for x in r["results"]}
+    s = r["summary"]
+    abl = " ".join(f"{a}={m[f'union8ws_fp8_fixed_w128_attn_ablate_{a}']:.0f}"
+                   for a in ("no_softmax", "no_mma", "ring_only"))
+    return (f"{r['workload']:17s} {r['kv_heads']:2d} T0/fixed/online "
+            f"{'/'.join(f'{v:.0f}' for v in s['union8ws_T0_T_fixed_T_online_us'])}  attn "
+            f"{m['union8ws_fp8_fixed_w128_attn']:.0f} "
+            f"(serial {m['union8ws_fp8_fixed_w128_attn_serial']:.0f})  U8ws/U4 "
+            f"{s['union8ws_over_union4_fp8']:.3f}  ablate W128: {abl}")
+
+
 def print_fp8_table(records) -> None:
+    common.print_rows(records, "\nunion8ws (warp-specialized) rows, us", _ws_row)
     common.print_rows(records, "\nFP8 preset        H  T0_us  fixed128  online128  S_net  U8/U4  "
                       "xBF16  xflex  TF/s(C4) peak%  nrms     vs_emu   bitwise", _fp8_row)
     print("paper (different inputs, arXiv:2610.11201): T0 1.366, T_fixed 1.270, T_online "

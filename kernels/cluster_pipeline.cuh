@@ -18,7 +18,7 @@
 // miss L1) and release.cluster to MEMBAR.ALL.GPU; dropping both took the BF16 Union8 kernel
 // from 2.81 to 2.04 ms on cap64k (H200, 2026-12-01), racecheck, memcheck and synccheck clean.
 // Two ways to wait: mbar_wait_spin (unbounded, the BF16 kernel) and mbar_wait_bounded
-// (traps after a timeout instead of hanging the device, the FP8 kernel).
+// (faults after a timeout instead of hanging the device, the FP8 kernels).
 #pragma once
 
 #include <stdint.h>
@@ -82,16 +82,20 @@ __device__ __forceinline__ bool mbar_test(uint32_t bar, uint32_t parity) {  // t
 }
 #undef PW_MBAR_PROBE
 
-// Bounded wait: a protocol error traps (the launch fails with "unspecified launch failure")
-// instead of hanging the device once kTimeoutNs have passed; the clock is read once per 256
-// probes.
+// Bounded wait: after kTimeoutNs a protocol error faults the launch (a store to address 0:
+// "an illegal memory access was encountered") instead of hanging the device; the clock is read
+// once per 256 probes. A fault rather than `trap`: ptxas treats a trap as an exit whose register
+// state it cannot know and then ignores the setmaxnreg register budgets of the warp-specialized
+// kernel (its consumers spill at the entry cap of 168 registers).
 template <uint64_t kTimeoutNs>
 __device__ __forceinline__ void mbar_wait_bounded(uint32_t bar, uint32_t parity) {
   if (mbar_try(bar, parity)) return;
   const uint64_t t0 = global_ns();
   for (uint32_t i = 1;; ++i) {
     if (mbar_try(bar, parity)) return;
-    if ((i & 255u) == 0 && global_ns() - t0 > kTimeoutNs) asm volatile("trap;");
+    if ((i & 255u) == 0 && global_ns() - t0 > kTimeoutNs) {
+      asm volatile("st.global.u32 [%0], 0;" ::"l"(0ull) : "memory");
+    }
   }
 }
 

@@ -54,7 +54,7 @@
 // producer (CTA0 thread 0) issues page m only after every thread of both CTAs released page
 // m - kNumSlots. It blocks only for the page its own CTA needs next; otherwise it polls
 // (test_wait) between phases, so CTA0 is not held back by CTA1 finishing a page late.
-// Every mbarrier wait is bounded (PW_WAIT_TIMEOUT_NS, default 10 s): a protocol bug traps
+// Every mbarrier wait is bounded (PW_WAIT_TIMEOUT_NS, default 10 s): a protocol bug faults
 // (the launch fails with an error) instead of hanging the device.
 #include "cluster_pipeline.cuh"
 #include "pageweaver_common.cuh"

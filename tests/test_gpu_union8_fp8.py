@@ -6,7 +6,7 @@ kernel vs the CPU emulation of the same arithmetic (far below that: <= 1/4 of it
 empty A_i rows exactly 0, and bitwise equality of original, regrouped, random-order and Union4
 runs (and of the 3-slot build). Skipped without a GPU (with the reason) unless
 PAGEWEAVER_REQUIRE_GPU=1, which makes them fail. A protocol bug cannot hang the device: every
-mbarrier wait in the kernel traps after PW_WAIT_TIMEOUT_NS (the launch then fails).
+mbarrier wait in the kernel faults after PW_WAIT_TIMEOUT_NS (the launch then fails).
 """
 
 from __future__ import annotations

@@ -1,0 +1,409 @@
+// FP8 E4M3 arithmetic of the Union8 / Union4 kernels on Hopper tensor cores (wgmma, sm_90a):
+// the pieces every FP8 union kernel runs the same way, so that their outputs agree bit for bit
+// with each other and op for op with the CPU emulation (pageweaver_edu's fp8 emulation).
+//
+// Per page p of a group's union U_G and per row (query i, local Q head) of an M64 tile:
+//   S   = Q8 K8^T                              wgmma m64n128k32 e4m3, FP32, fresh accumulator
+//   m'  = max(m, rf * max_visible S)           rf = qs * k_scale * softmax scale * log2 e
+//   a   = 2^(m - m')    p = 2^(fma(S, rf, 8 - m'))   (= 2^8 P: keeps P out of E4M3 subnormals)
+//   l   = l * a + sum p
+//   O_p = e4m3(p) V8                           wgmma, fresh accumulator (one page per MMA)
+//   O   = fma(O, a, O_p)                       FP32 fold on the CUDA cores
+// and at the end o = bf16(O * v_scale / l) (0 when the row saw no token). O_p is fresh every
+// page, so a row's result depends only on its own pages, in ascending order: any grouping of
+// the queries gives the same bits, and the tensor core never accumulates more than one page.
+//
+// Register layouts inside a warpgroup (warp w, g = lane / 4, t = lane % 4):
+//   accumulator d[4j + e]: row 16w + g (e < 2) or 16w + g + 8 (e >= 2), column 8j + 2t + (e & 1)
+//   A fragment a[ks][r] (4 E4M3 bytes): row 16w + g (+8 for r odd),
+//                                       k = 32 ks + 16 (r >> 1) + 4t + 0..3
+// A page in shared memory is a K-major 128 x 128-byte tile with the 128-byte swizzle (16-byte
+// chunk c of row r stored at chunk c ^ (r & 7)): K as token rows, V transposed (V^T, dim rows)
+// with its token columns in the order tau that makes the converted S registers exactly the A
+// fragments of the PV product (see the FP8 cache packer in pageweaver_edu).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+namespace pageweaver {
+namespace fp8 {
+
+constexpr int kHeads = 16;                   // local Q heads per KV head = rows per warp
+constexpr int kDim = 128;                    // d (bytes per FP8 row)
+constexpr int kPage = 128;                   // P tokens per page
+constexpr int kTileBytes = kPage * kDim;     // 16 KiB: one page of K (or V^T) in FP8
+constexpr int kKSteps = kDim / 32;           // k32 steps over d (QK) and over tokens (PV)
+constexpr int kNoLimit = 0x7fffffff;
+constexpr float kE4m3Max = 448.f;
+constexpr float kPShiftLog2 = 8.f;           // P is scaled by 2^8 before E4M3
+
+__device__ __forceinline__ float ex2(float x) {  // MUFU.EX2; 2^-inf = 0
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+// Four FP32 -> four E4M3 bytes, x0 in the lowest byte (cvt puts its first operand high).
+__device__ __forceinline__ uint32_t pack_e4m3(float x0, float x1, float x2, float x3) {
+  uint32_t lo, hi;
+  asm("{\n\t.reg .b16 h;\n\tcvt.rn.satfinite.e4m3x2.f32 h, %2, %1;\n\tcvt.u32.u16 %0, h;\n}"
+      : "=r"(lo) : "f"(x0), "f"(x1));
+  asm("{\n\t.reg .b16 h;\n\tcvt.rn.satfinite.e4m3x2.f32 h, %2, %1;\n\tcvt.u32.u16 %0, h;\n}"
+      : "=r"(hi) : "f"(x2), "f"(x3));
+  return lo | (hi << 16);
+}
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+// Shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row atoms of 1 KiB (SBO),
+// LBO unused for swizzled K-major (1 by convention). The tile base is 1 KiB aligned; a k32
+// step advances the start address by 32 bytes inside the swizzle atom (+2 in the descriptor).
+__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr) {
+  return static_cast<uint64_t>((addr >> 4) & 0x3FFFu) | (1ull << 16) |
+         (static_cast<uint64_t>(1024 >> 4) << 32) | (1ull << 62);
+}
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_wait_all() {
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+}
+// Keeps the compiler from touching accumulator registers across the asynchronous MMA.
+__device__ __forceinline__ void fence_acc(float (&d)[64]) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+#define PW_D16(X, b) X(b + 0), X(b + 1), X(b + 2), X(b + 3), X(b + 4), X(b + 5), X(b + 6), \
+    X(b + 7), X(b + 8), X(b + 9), X(b + 10), X(b + 11), X(b + 12), X(b + 13), X(b + 14), X(b + 15)
+#define PW_D64(X) PW_D16(X, 0), PW_D16(X, 16), PW_D16(X, 32), PW_D16(X, 48)
+#define PW_RW(i) "+f"(d[i])
+#define PW_WO(i) "=f"(d[i])
+#define PW_DREGS                                                                            \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "  \
+  "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, "   \
+  "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, "   \
+  "%53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+
+// D[64x128] (+)= A[64x32] (registers, E4M3) * B[32x128] (shared, E4M3, K-major), FP32 accum.
+template <bool kAccumulate>
+__device__ __forceinline__ void wgmma_m64n128k32(float (&d)[64], const uint32_t (&a)[4],
+                                                 uint64_t desc) {
+  if constexpr (kAccumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " PW_DREGS
+        ", {%64, %65, %66, %67}, %68, p, 1, 1;\n}"
+        : PW_D64(PW_RW)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " PW_DREGS
+        ", {%64, %65, %66, %67}, %68, p, 1, 1;\n}"
+        : PW_D64(PW_WO)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(0));
+  }
+}
+// D[64x128] (+)= A[64x32] (shared, E4M3, K-major) * B[32x128] (shared, E4M3, K-major).
+template <bool kAccumulate>
+__device__ __forceinline__ void wgmma_ss_m64n128k32(float (&d)[64], uint64_t desc_a,
+                                                    uint64_t desc_b) {
+  if constexpr (kAccumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " PW_DREGS
+        ", %64, %65, p, 1, 1;\n}"
+        : PW_D64(PW_RW)
+        : "l"(desc_a), "l"(desc_b), "r"(1));
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " PW_DREGS
+        ", %64, %65, p, 1, 1;\n}"
+        : PW_D64(PW_WO)
+        : "l"(desc_a), "l"(desc_b), "r"(0));
+  }
+}
+// D[64x64] (+)= A[64x32] (registers, E4M3) * B[32x64] (shared, E4M3, K-major): half of a
+// PV product (output dims 64 h .. 64 h + 63 are rows 64 h .. of the V^T tile).
+#define PW_D32(X) PW_D16(X, 0), PW_D16(X, 16)
+#define PW_DREGS32                                                                          \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "  \
+  "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+template <bool kAccumulate>
+__device__ __forceinline__ void wgmma_m64n64k32(float (&d)[32], const uint32_t (&a)[4],
+                                                uint64_t desc) {
+  if constexpr (kAccumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " PW_DREGS32
+        ", {%32, %33, %34, %35}, %36, p, 1, 1;\n}"
+        : PW_D32(PW_RW)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " PW_DREGS32
+        ", {%32, %33, %34, %35}, %36, p, 1, 1;\n}"
+        : PW_D32(PW_WO)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(0));
+  }
+}
+__device__ __forceinline__ void wgmma_issue_half(float (&d)[32], const uint32_t (&a)[kKSteps][4],
+                                                 uint32_t half_tile) {
+  const uint64_t desc = sw128_desc(half_tile);
+  wgmma_fence();
+  wgmma_m64n64k32<false>(d, a[0], desc);
+#pragma unroll
+  for (int ks = 1; ks < kKSteps; ++ks) wgmma_m64n64k32<true>(d, a[ks], desc + 2 * ks);
+  wgmma_commit();
+}
+__device__ __forceinline__ void fence_acc(float (&d)[32]) {
+#pragma unroll
+  for (int i = 0; i < 32; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+template <int kPending>  // wait until at most kPending committed wgmma groups are in flight
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPending) : "memory");
+}
+// Issue (without waiting) D = A B over the 4 k32 steps as one committed group: A from
+// registers (the P fragments of PV) or from a shared tile (Q8 of QK).
+__device__ __forceinline__ void wgmma_issue(float (&d)[64], const uint32_t (&a)[kKSteps][4],
+                                            uint32_t tile) {
+  const uint64_t desc = sw128_desc(tile);
+  wgmma_fence();
+  wgmma_m64n128k32<false>(d, a[0], desc);
+#pragma unroll
+  for (int ks = 1; ks < kKSteps; ++ks) wgmma_m64n128k32<true>(d, a[ks], desc + 2 * ks);
+  wgmma_commit();
+}
+__device__ __forceinline__ void wgmma_issue_ss(float (&d)[64], uint32_t tile_a,
+                                               uint32_t tile_b) {
+  const uint64_t da = sw128_desc(tile_a), db = sw128_desc(tile_b);
+  wgmma_fence();
+  wgmma_ss_m64n128k32<false>(d, da, db);
+#pragma unroll
+  for (int ks = 1; ks < kKSteps; ++ks) wgmma_ss_m64n128k32<true>(d, da + 2 * ks, db + 2 * ks);
+  wgmma_commit();
+}
+
+// D = sum over the 4 k32 steps (a fresh accumulator: the first step ignores D).
+__device__ __forceinline__ void wgmma_tile(float (&d)[64], const uint32_t (&a)[kKSteps][4],
+                                           uint32_t tile) {
+  const uint64_t desc = sw128_desc(tile);
+  wgmma_fence();
+  wgmma_m64n128k32<false>(d, a[0], desc);
+#pragma unroll
+  for (int ks = 1; ks < kKSteps; ++ks) wgmma_m64n128k32<true>(d, a[ks], desc + 2 * ks);
+  wgmma_commit();
+  wgmma_wait_all();
+  fence_acc(d);
+}
+
+// Q rows g and g + 8 of one query (16 local heads x 128 dims, BF16) -> E4M3 A fragments, one
+// scale per row. raw[hr][c] holds the 4 BF16 values of row g + 8 hr at dims
+// 32 (c >> 1) + 16 (c & 1) + 4t + 0..3, as the A layout places them; the 4 lanes of a quad
+// together hold the whole row. c_scale = k_scale[h] * softmax scale * log2 e.
+//   amax = max |q|   q8 = e4m3(q * (448 / amax))   rf = (amax / 448) * c_scale
+__device__ __forceinline__ void quantize_q_rows(const uint2 (&raw)[2][2 * kKSteps],
+                                                float c_scale, uint32_t (&qa)[kKSteps][4],
+                                                float& rf_lo, float& rf_hi) {
+  float amax[2] = {0.f, 0.f};
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+#pragma unroll
+    for (int c = 0; c < 2 * kKSteps; ++c) {
+      const __nv_bfloat162* b2 = reinterpret_cast<const __nv_bfloat162*>(&raw[hr][c]);
+      const float2 f0 = __bfloat1622float2(b2[0]), f1 = __bfloat1622float2(b2[1]);
+      amax[hr] = fmaxf(amax[hr], fmaxf(fmaxf(fabsf(f0.x), fabsf(f0.y)),
+                                       fmaxf(fabsf(f1.x), fabsf(f1.y))));
+    }
+#pragma unroll
+    for (int d = 1; d <= 2; d <<= 1) {
+      amax[hr] = fmaxf(amax[hr], __shfl_xor_sync(0xffffffffu, amax[hr], d));
+    }
+  }
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    const float inv = amax[hr] > 0.f ? kE4m3Max / amax[hr] : 0.f;
+    const float rf = (amax[hr] / kE4m3Max) * c_scale;
+    if (hr == 0) rf_lo = rf; else rf_hi = rf;
+#pragma unroll
+    for (int c = 0; c < 2 * kKSteps; ++c) {
+      const __nv_bfloat162* b2 = reinterpret_cast<const __nv_bfloat162*>(&raw[hr][c]);
+      const float2 f0 = __bfloat1622float2(b2[0]), f1 = __bfloat1622float2(b2[1]);
+      qa[c >> 1][2 * (c & 1) + hr] = pack_e4m3(f0.x * inv, f0.y * inv, f1.x * inv, f1.y * inv);
+    }
+  }
+}
+
+// The A fragments of this thread (rows 16 warp + g and + 8 of the M64 tile, see the layouts
+// above) into a shared K-major 64 x 128-byte tile with the 128-byte swizzle, the tile
+// sw128_desc describes. The writer then needs fence.proxy.async before the wgmma reads it.
+__device__ __forceinline__ void store_a_tile(uint32_t tile, const uint32_t (&a)[kKSteps][4],
+                                             int warp, int g, int t) {
+#pragma unroll
+  for (int ks = 0; ks < kKSteps; ++ks) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int row = 16 * warp + g + 8 * (r & 1), k = 32 * ks + 16 * (r >> 1) + 4 * t;
+      const uint32_t addr = tile + row * 128 + (((k >> 4) ^ (row & 7)) << 4) + (k & 15);
+      asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(a[ks][r]) : "memory");
+    }
+  }
+}
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// The online-softmax step of the header on this warp's rows g and g + 8 (S in the accumulator
+// registers d): running max m, rescale a = 2^(m - m'), probabilities p = 2^8 P (0 for the
+// invisible columns col >= vis when kMasked), running sums l, and P converted to E4M3 straight
+// into the A fragments of the PV product: for k-step ks the accumulator tiles 4ks .. 4ks + 3
+// give, per thread, exactly the 16 bytes the wgmma A layout asks for, in the token order tau of
+// the V^T tile. It comes in three parts so that a kernel can run the exponentials of k-steps
+// [kBegin, kEnd) while a tensor-core product is in flight: softmax_max (m', a),
+// softmax_exps (p, the sums, the A fragments) and softmax_finish (l). The row maximum runs in
+// four chains (max is exact in any order); the sums keep their sequential order over the
+// columns, so every FP8 union kernel gives the same bits.
+struct SoftmaxSums {
+  float sh_lo, sh_hi;    // 8 - m' per row
+  float sum_lo, sum_hi;  // this thread's part of sum p per row
+};
+
+template <bool kMasked>
+__device__ __forceinline__ void softmax_max(const float (&d)[64], int vis, int t, float rf_lo,
+                                            float rf_hi, float& m_lo, float& m_hi, float& al_lo,
+                                            float& al_hi, SoftmaxSums& st) {
+  float ml[4], mh[4];  // four independent max chains per row
+#pragma unroll
+  for (int c = 0; c < 4; ++c) ml[c] = mh[c] = -3.0e38f;
+  const int vis_t = vis - 2 * t;  // column 8j + 2t + e is visible when 8j + e < vis - 2t
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const bool ok = !kMasked || 8 * j + e < vis_t;
+      const int c = (2 * j + e) & 3;
+      ml[c] = ok ? fmaxf(ml[c], d[4 * j + e]) : ml[c];
+      mh[c] = ok ? fmaxf(mh[c], d[4 * j + 2 + e]) : mh[c];
+    }
+  }
+  float mx_lo = fmaxf(fmaxf(ml[0], ml[1]), fmaxf(ml[2], ml[3]));
+  float mx_hi = fmaxf(fmaxf(mh[0], mh[1]), fmaxf(mh[2], mh[3]));
+#pragma unroll
+  for (int sh = 1; sh <= 2; sh <<= 1) {  // the 4 lanes of a quad share rows g and g + 8
+    mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, sh));
+    mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, sh));
+  }
+  // Column 0 is visible, so both maxima are finite; rf >= 0 keeps the order of S.
+  const float new_lo = fmaxf(m_lo, mx_lo * rf_lo), new_hi = fmaxf(m_hi, mx_hi * rf_hi);
+  al_lo = ex2(m_lo - new_lo);
+  al_hi = ex2(m_hi - new_hi);
+  m_lo = new_lo;
+  m_hi = new_hi;
+  st.sh_lo = kPShiftLog2 - new_lo;
+  st.sh_hi = kPShiftLog2 - new_hi;
+  st.sum_lo = st.sum_hi = 0.f;
+}
+
+template <bool kMasked, int kBegin, int kEnd>
+__device__ __forceinline__ void softmax_exps(float (&d)[64], int vis, int t, float rf_lo,
+                                             float rf_hi, SoftmaxSums& st,
+                                             uint32_t (&pa)[kKSteps][4]) {
+  const int vis_t = vis - 2 * t;
+#pragma unroll
+  for (int ks = kBegin; ks < kEnd; ++ks) {  // columns 32 ks .. 32 ks + 31, packed as made
+#pragma unroll
+    for (int j = 4 * ks; j < 4 * ks + 4; ++j) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float p0 = ex2(fmaf(d[4 * j + e], rf_lo, st.sh_lo));
+        float p1 = ex2(fmaf(d[4 * j + 2 + e], rf_hi, st.sh_hi));
+        if (kMasked && 8 * j + e >= vis_t) p0 = p1 = 0.f;
+        d[4 * j + e] = p0;
+        d[4 * j + 2 + e] = p1;
+        st.sum_lo += p0;
+        st.sum_hi += p1;
+      }
+    }
+    const int j = 4 * ks;
+    pa[ks][0] = pack_e4m3(d[4 * j], d[4 * j + 1], d[4 * j + 4], d[4 * j + 5]);
+    pa[ks][1] = pack_e4m3(d[4 * j + 2], d[4 * j + 3], d[4 * j + 6], d[4 * j + 7]);
+    pa[ks][2] = pack_e4m3(d[4 * j + 8], d[4 * j + 9], d[4 * j + 12], d[4 * j + 13]);
+    pa[ks][3] = pack_e4m3(d[4 * j + 10], d[4 * j + 11], d[4 * j + 14], d[4 * j + 15]);
+  }
+}
+
+__device__ __forceinline__ void softmax_finish(float al_lo, float al_hi, const SoftmaxSums& st,
+                                               float& l_lo, float& l_hi) {
+  l_lo = l_lo * al_lo + st.sum_lo;
+  l_hi = l_hi * al_hi + st.sum_hi;
+}
+
+template <bool kMasked>
+__device__ __forceinline__ void softmax_step(float (&d)[64], int vis, int t, float rf_lo,
+                                             float rf_hi, float& m_lo, float& m_hi, float& l_lo,
+                                             float& l_hi, float& al_lo, float& al_hi,
+                                             uint32_t (&pa)[kKSteps][4]) {
+  SoftmaxSums st;
+  softmax_max<kMasked>(d, vis, t, rf_lo, rf_hi, m_lo, m_hi, al_lo, al_hi, st);
+  softmax_exps<kMasked, 0, kKSteps>(d, vis, t, rf_lo, rf_hi, st, pa);
+  softmax_finish(al_lo, al_hi, st, l_lo, l_hi);
+}
+
+// O = fma(O, a, O_p) on rows g (columns e < 2) and g + 8 (e >= 2).
+__device__ __forceinline__ void fold_page(float (&o)[64], const float (&op)[64], float al_lo,
+                                          float al_hi) {
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    o[4 * j + 0] = fmaf(o[4 * j + 0], al_lo, op[4 * j + 0]);
+    o[4 * j + 1] = fmaf(o[4 * j + 1], al_lo, op[4 * j + 1]);
+    o[4 * j + 2] = fmaf(o[4 * j + 2], al_hi, op[4 * j + 2]);
+    o[4 * j + 3] = fmaf(o[4 * j + 3], al_hi, op[4 * j + 3]);
+  }
+}
+
+// The same fold for output dims 64 h .. 64 h + 63 from a half-width product op (m64n64).
+template <int kHalf>
+__device__ __forceinline__ void fold_half(float (&o)[64], const float (&op)[32], float al_lo,
+                                          float al_hi) {
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const int oj = 4 * (8 * kHalf + j);
+    o[oj + 0] = fmaf(o[oj + 0], al_lo, op[4 * j + 0]);
+    o[oj + 1] = fmaf(o[oj + 1], al_lo, op[4 * j + 1]);
+    o[oj + 2] = fmaf(o[oj + 2], al_hi, op[4 * j + 2]);
+    o[oj + 3] = fmaf(o[oj + 3], al_hi, op[4 * j + 3]);
+  }
+}
+
+// o[row] = bf16(O * v_scale / l) for rows g and g + 8 of a query's 16 x 128 output block
+// (l summed over the quad first; 0 when the row saw no token).
+__device__ __forceinline__ void store_rows(__nv_bfloat16* out_block, const float (&o)[64],
+                                           float l_lo, float l_hi, float vsc, int g, int t) {
+#pragma unroll
+  for (int sh = 1; sh <= 2; sh <<= 1) {
+    l_lo += __shfl_xor_sync(0xffffffffu, l_lo, sh);
+    l_hi += __shfl_xor_sync(0xffffffffu, l_hi, sh);
+  }
+  const float inv_lo = l_lo > 0.f ? vsc / l_lo : 0.f;
+  const float inv_hi = l_hi > 0.f ? vsc / l_hi : 0.f;
+  uint32_t* out = reinterpret_cast<uint32_t*>(out_block);
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    const int w = (8 * j + 2 * t) / 2;
+    out[g * (kDim / 2) + w] = pack_bf16(o[4 * j] * inv_lo, o[4 * j + 1] * inv_lo);
+    out[(g + 8) * (kDim / 2) + w] = pack_bf16(o[4 * j + 2] * inv_hi, o[4 * j + 3] * inv_hi);
+  }
+}
+
+}  // namespace fp8
+}  // namespace pageweaver

@@ -1,0 +1,520 @@
+// Warp-specialized FP8 Union8 on one SM per group (sm_90a): the fast kernel of the series.
+//
+// The cluster kernel (union8_fp8.cu) runs Figure 3 literally: two CTAs on two SMs walk U_G in
+// lockstep through two shared slots, so each CTA waits for its peer on every page, also on the
+// pages only the peer needs. This kernel keeps the work split and the arithmetic and changes
+// where the two halves of a group live:
+//
+//   one CTA per SM, persistent, 3 warpgroups (384 threads):
+//     warpgroup 0, the producer (setmaxnreg 24):
+//       warp 0, the loader: streams each group through a ring of kStages stages of 32 KiB:
+//         first the group's Q (the 8 queries' BF16 rows, 4 KiB each), then the pages of U_G
+//         (K tile + V^T tile), with bulk copies; beside each page stage it writes the tokens
+//         each of the 8 slots sees on it (one byte per slot), so consumers never issue a
+//         dependent global load in the page loop;
+//       warp 1, the scheduler: takes the next group from a global ticket counter and writes
+//         its header (U_G in the plan, π of its slots, min(c_i + 1, L_i) per slot), one group
+//         ahead (two headers);
+//     warpgroups 1 and 2, the consumers (setmaxnreg 240): consumer c owns slots 4c .. 4c+3,
+//       i.e. the paper's CTA c: 4 queries x 16 local heads = one M64 tile.
+//   Both consumers read the same stage, so each union page is copied into the SM once.
+//
+// Events ① and ② become a ring of CTA-scope mbarriers:
+//   full[s]   (event ①) the loader's arrive.expect_tx + the stage's copy bytes;
+//   empty[s]  (event ②) one arrival per consumer thread (256): both consumers are done with
+//             stage s, the loader may refill it;
+//   hfull[b]  the scheduler wrote header b;  hfree[b] the loader and the consumers read it.
+// A consumer with no visible slot on a stage waits on full (the stage holds its metadata),
+// arrives on empty at once and does no MMA: its work is C4 rounds while the bytes are union
+// visits, and one consumer may run up to kStages stages ahead of the other.
+//
+// Per working stage, consumer c does what the cluster kernel's CTA c does (fp8_wgmma.cuh):
+// S = Q8 K8^T (Q8 in shared memory, quantized by the consumer at the group's Q stage), the
+// online-softmax step on each warp whose query sees the page (other warps give P = 0 and do no
+// exponentials), O_p = P8 V8, O = fma(O, a, O_p); the causal / length column mask only on a
+// partially visible page. The arithmetic is the cluster kernel's op for op, so the two kernels'
+// outputs are bitwise identical. The order of the products is FlashAttention-3's
+// intra-warpgroup overlap: the next page's QK and this page's PV are in flight while the CUDA
+// cores run the next page's softmax (PW_WS_OVERLAP).
+//
+// Every CTA's scheduler takes tickets until one is past the end, so a launch adds exactly
+// H*G + gridDim.x to the counter: the launcher passes the value the counter had before the
+// launch (ticket_base) and never resets it.
+// Every mbarrier wait is bounded (PW_WAIT_TIMEOUT_NS): a protocol bug faults the launch instead
+// of hanging the device.
+#include "cluster_pipeline.cuh"
+#include "fp8_wgmma.cuh"
+#include "union_plan_args.cuh"
+
+#include <cuda_bf16.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <type_traits>
+
+#ifndef PW_WS_STAGES
+#define PW_WS_STAGES 6
+#endif
+// Ablation builds for the benchmark's step table (outputs are meaningless there):
+// 1 = no softmax step (P = 0), 2 = no MMA (S is an opaque constant), 3 = neither (ring only).
+#ifndef PW_WS_ABLATE
+#define PW_WS_ABLATE 0
+#endif
+// 1: a consumer issues the next page's QK and the current page's PV together and runs the
+// next page's softmax while the tensor cores work (FlashAttention-3's intra-warpgroup
+// overlap); 0: QK, softmax, PV one after the other.
+#ifndef PW_WS_OVERLAP
+#define PW_WS_OVERLAP 1
+#endif
+#ifndef PW_WAIT_TIMEOUT_NS
+#define PW_WAIT_TIMEOUT_NS 10000000000ull
+#endif
+
+namespace pageweaver {
+namespace union8ws {
+
+using namespace pipeline;
+using namespace fp8;
+
+constexpr int kStages = PW_WS_STAGES;
+constexpr int kGroupSlots = 8;                 // g: two consumers of four slots
+constexpr int kConsumerSlots = 4;
+constexpr int kConsumers = 2;
+constexpr int kThreads = 128 * (1 + kConsumers);
+constexpr int kConsumerThreads = 128 * kConsumers;
+constexpr int kStageBytes = 2 * kTileBytes;    // K tile, then V^T tile
+constexpr int kQRowBytes = kHeads * kDim * 2;  // one query's 16 local heads in BF16: 4 KiB
+static_assert(kGroupSlots * kQRowBytes == kStageBytes, "a group's BF16 Q fills one stage");
+constexpr int kProducerRegs = 24;
+constexpr int kConsumerRegs = 240;             // 128 x 24 + 256 x 240 <= 64 K registers
+
+struct Args {
+  const __nv_bfloat16* __restrict__ q;  // [N, H*16, 128] bf16
+  const uint8_t* __restrict__ k;        // [pages, H, 16384] swizzled K tiles (E4M3)
+  const uint8_t* __restrict__ vt;       // [pages, H, 16384] swizzled V^T tiles (E4M3)
+  __nv_bfloat16* __restrict__ o;        // [N, H*16, 128] bf16
+  const float* __restrict__ k_scale;    // [H]
+  const float* __restrict__ v_scale;    // [H]
+  unsigned long long* tickets;          // the group counter (never reset, see the header)
+  unsigned long long ticket_base;       // the counter's value before this launch
+  UnionPlanArgs plan;
+};
+static_assert(sizeof(Args) == 144 && offsetof(Args, plan) == 64,
+              "the packed host buffer (ARG_FORMAT of the union8ws front end)");
+
+// A group's header (written by the scheduler), 80 bytes, two of them, int32 fields:
+//   work   head * G + group, or -1: no more groups
+//   begin  first entry of U_G in plan.pages / plan.masks;  count |U_G|;  head the KV head
+//   qid[r] π[base + r], or -1 (no query in slot r)
+//   lim[r] visible tokens of slot r: min(c_i + 1, L_i), 0 for no query
+constexpr int kHWork = 0, kHBegin = 4, kHCount = 8, kHHead = 12, kHQid = 16,
+              kHLim = kHQid + 4 * kGroupSlots, kHeaderBytes = kHLim + 4 * kGroupSlots;
+// A stage's metadata (written by the loader), 8 bytes: byte r = the tokens of the page that
+// slot r sees, 0 .. 128 (0: slot r does not select the page, or sees none of it; 128: all).
+// Word c holds consumer c's four slots, so "consumer c works on this stage" is one compare.
+constexpr int kMetaBytes = 8;
+
+// Shared memory from a 1 KiB aligned base: the ring, a Q8 tile per consumer, metadata, two
+// headers, barriers.
+constexpr int kQ8TileBytes = 64 * kDim;         // one consumer's four queries in E4M3: 8 KiB
+constexpr int kRingOffset = 0;
+constexpr int kQ8Offset = kRingOffset + kStages * kStageBytes;
+constexpr int kMetaOffset = kQ8Offset + kConsumers * kQ8TileBytes;
+constexpr int kHeaderOffset = kMetaOffset + kStages * kMetaBytes;
+constexpr int kBarOffset = kHeaderOffset + 2 * kHeaderBytes;
+constexpr int kFull = kBarOffset, kEmpty = kFull + 8 * kStages, kHFull = kEmpty + 8 * kStages,
+              kHFree = kHFull + 16;
+constexpr int kSmemBytes = 1024 + kHFree + 16;  // 1 KiB of alignment slack
+static_assert(kBarOffset % 8 == 0, "mbarriers are 8-byte aligned");
+static_assert(kSmemBytes <= 232448, "227 KiB of dynamic shared memory per block");
+
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  mbar_wait_bounded<PW_WAIT_TIMEOUT_NS>(bar, parity);
+}
+__device__ __forceinline__ void arrive(uint32_t bar) { mbar_release<1>(bar); }
+// Plain shared-memory words at 32-bit shared addresses (the producer writes headers and stage
+// metadata, the consumers read them after the barrier that publishes them).
+__device__ __forceinline__ int lds(uint32_t addr) {
+  int v;
+  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+__device__ __forceinline__ uint2 lds64(uint32_t addr) {
+  uint2 v;
+  asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(addr) : "memory");
+  return v;
+}
+__device__ __forceinline__ void sts(uint32_t addr, int v) {
+  asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+}
+
+// ---------------------------------------------------------------- scheduler (warp 1)
+__device__ __forceinline__ void schedule(const Args& a, uint32_t base, int lane) {
+  const int total = a.plan.kv_heads * a.plan.num_groups;
+  for (int j = 0;; ++j) {
+    const int b = j & 1;
+    const uint32_t h = base + kHeaderOffset + b * kHeaderBytes;
+    if (j >= 2) mbar_wait(base + kHFree + 8 * b, ((j >> 1) - 1) & 1);  // header j-2 read
+    unsigned long long ticket = 0;
+    if (lane == 0) ticket = atomicAdd(a.tickets, 1ull) - a.ticket_base;
+    ticket = __shfl_sync(0xffffffffu, ticket, 0);
+    if (ticket >= static_cast<unsigned long long>(total)) {
+      if (lane == 0) sts(h + kHWork, -1);
+      __syncwarp();
+      arrive(base + kHFull + 8 * b);
+      return;
+    }
+    const int w = static_cast<int>(ticket);
+    const int head = w / a.plan.num_groups;
+    const int4 gs = __ldg(a.plan.groups + w);
+    const int p_begin = __ldg(a.plan.page_offsets + w);
+    const int count = __ldg(a.plan.page_offsets + w + 1) - p_begin;
+    int id = -1, lim = 0;
+    if (lane < kGroupSlots && lane < gs.y) id = __ldg(a.plan.perm + gs.x + lane);
+    if (id >= 0 && id < a.plan.n) {
+      lim = kNoLimit;
+      if (a.plan.causal_pos) lim = min(lim, __ldg(a.plan.causal_pos + id) + 1);  // t <= c_i
+      if (a.plan.lengths) lim = min(lim, __ldg(a.plan.lengths + id));            // t <  L_i
+    } else {
+      id = -1;
+    }
+    if (lane == 0) {
+      sts(h + kHWork, w);
+      sts(h + kHBegin, p_begin);
+      sts(h + kHCount, count);
+      sts(h + kHHead, head);
+    }
+    if (lane < kGroupSlots) {
+      sts(h + kHQid + 4 * lane, id);
+      sts(h + kHLim + 4 * lane, lim);
+    }
+    arrive(base + kHFull + 8 * b);  // 32 arrivals: the header is written
+  }
+}
+
+// ---------------------------------------------------------------- loader (warp 0)
+__device__ __forceinline__ void load_pages(const Args& a, uint32_t base, int lane) {
+  int s = 0, n = 0;
+  uint32_t phase = 0;  // parity of the current pass over the ring
+  for (int j = 0;; ++j) {
+    const int b = j & 1;
+    const uint32_t h = base + kHeaderOffset + b * kHeaderBytes;
+    mbar_wait(base + kHFull + 8 * b, (j >> 1) & 1);
+    const int work = lds(h + kHWork), p_begin = lds(h + kHBegin), count = lds(h + kHCount);
+    const int head = lds(h + kHHead);
+    const int lim = lane < kGroupSlots ? lds(h + kHLim + 4 * lane) : 0;  // lane r: slot r
+    const int qid = lane < kGroupSlots ? lds(h + kHQid + 4 * lane) : -1;
+    arrive(base + kHFree + 8 * b);  // done with the header
+    if (work < 0) return;
+    // The group's first stage holds its queries: slot r's 16 BF16 Q rows at r * 4 KiB.
+    if (n >= kStages) mbar_wait(base + kEmpty + 8 * s, phase ^ 1u);  // event ②
+    {
+      const uint32_t full = base + kFull + 8 * s;
+      const int present = __popc(__ballot_sync(0xffffffffu, qid >= 0));
+      if (lane == 0) mbar_arm(full, static_cast<uint32_t>(present * kQRowBytes));
+      __syncwarp();  // the expect_tx precedes every copy's bytes
+      if (qid >= 0) {
+        const __nv_bfloat16* src =
+            a.q + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim;
+        bulk_copy<1>(base + kRingOffset + s * kStageBytes + lane * kQRowBytes, src, kQRowBytes,
+                     full);
+      }
+    }
+    ++n;
+    if (++s == kStages) s = 0, phase ^= 1u;
+    for (int c0 = 0; c0 < count; c0 += 32) {
+      int pid = -1, mask = 0;
+      if (c0 + lane < count) {  // the next 32 entries of U_G, one per lane
+        pid = __ldg(a.plan.pages + p_begin + c0 + lane);
+        mask = __ldg(a.plan.masks + p_begin + c0 + lane);
+      }
+      const int m_end = min(32, count - c0);
+      for (int m = 0; m < m_end; ++m) {
+        if (n >= kStages) mbar_wait(base + kEmpty + 8 * s, phase ^ 1u);  // event ②
+        const int p = __shfl_sync(0xffffffffu, pid, m);
+        const int mk = __shfl_sync(0xffffffffu, mask, m);
+        const bool ok = p >= 0 && p < a.plan.num_pages;
+        // lane r < 8: the tokens slot r sees on page p (t < lim[r]), one byte per slot
+        const int seen = (ok && ((mk >> lane) & 1)) ? min(max(lim - p * kPage, 0), kPage) : 0;
+        const uint32_t w0 = __reduce_or_sync(0xffffffffu, lane < 4 ? seen << (8 * lane) : 0);
+        const uint32_t w1 = __reduce_or_sync(
+            0xffffffffu, lane >= 4 && lane < 8 ? seen << (8 * (lane - 4)) : 0);
+        if (lane == 0) {
+          const uint32_t meta = base + kMetaOffset + s * kMetaBytes;
+          sts(meta, static_cast<int>(w0));
+          sts(meta + 4, static_cast<int>(w1));
+          const uint32_t full = base + kFull + 8 * s;
+          mbar_arm(full, ok ? static_cast<uint32_t>(kStageBytes) : 0u);
+          if (ok) {
+            const size_t src = (static_cast<size_t>(p) * a.plan.kv_heads + head) * kTileBytes;
+            const uint32_t dst = base + kRingOffset + s * kStageBytes;
+            bulk_copy<1>(dst, a.k + src, kTileBytes, full);
+            bulk_copy<1>(dst + kTileBytes, a.vt + src, kTileBytes, full);
+          }
+        }
+        ++n;
+        if (++s == kStages) s = 0, phase ^= 1u;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- consumers (warpgroups 1, 2)
+// A working stage of one consumer, packed in one register: ring position s and the tokens of
+// the page my warp's query sees (0: its rows give P = 0 and skip the softmax and the fold).
+struct Page {
+  int packed;  // s | seen << 8
+  __device__ __forceinline__ int s() const { return packed & 0xff; }
+  __device__ __forceinline__ int seen() const { return packed >> 8; }
+};
+
+// The online-softmax step of my warp on page pg in two parts (fp8_wgmma.cuh): part A the
+// row maxima and the exponentials of columns 0 .. 63, part B those of columns 64 .. 127 and the
+// running sums; each part fills half of the P fragments. A warp whose query does not see the
+// page gives P = 0 and a = 1.
+struct PageStep {
+  SoftmaxSums st;
+  float al_lo, al_hi;
+};
+__device__ __forceinline__ void softmax_a(float (&d)[64], const Page& pg, int t,
+                                          float rf_lo, float rf_hi, float& m_lo, float& m_hi,
+                                          PageStep& ps, uint32_t (&pa)[kKSteps][4]) {
+  ps.al_lo = ps.al_hi = 1.f;
+  const int vis = pg.seen();
+  if (vis > 0 && (PW_WS_ABLATE & 1) == 0) {
+    if (vis < kPage) {  // causal / length tail inside this page
+      softmax_max<true>(d, vis, t, rf_lo, rf_hi, m_lo, m_hi, ps.al_lo, ps.al_hi, ps.st);
+      softmax_exps<true, 0, 2>(d, vis, t, rf_lo, rf_hi, ps.st, pa);
+    } else {
+      softmax_max<false>(d, kPage, t, rf_lo, rf_hi, m_lo, m_hi, ps.al_lo, ps.al_hi, ps.st);
+      softmax_exps<false, 0, 2>(d, kPage, t, rf_lo, rf_hi, ps.st, pa);
+    }
+  } else {
+#pragma unroll
+    for (int ks = 0; ks < 2; ++ks) pa[ks][0] = pa[ks][1] = pa[ks][2] = pa[ks][3] = 0u;
+  }
+}
+__device__ __forceinline__ void softmax_b(float (&d)[64], const Page& pg, int t,
+                                          float rf_lo, float rf_hi, PageStep& ps, float& l_lo,
+                                          float& l_hi, uint32_t (&pa)[kKSteps][4]) {
+  const int vis = pg.seen();
+  if (vis > 0 && (PW_WS_ABLATE & 1) == 0) {
+    if (vis < kPage) {
+      softmax_exps<true, 2, 4>(d, vis, t, rf_lo, rf_hi, ps.st, pa);
+    } else {
+      softmax_exps<false, 2, 4>(d, kPage, t, rf_lo, rf_hi, ps.st, pa);
+    }
+    softmax_finish(ps.al_lo, ps.al_hi, ps.st, l_lo, l_hi);
+  } else {
+#pragma unroll
+    for (int ks = 2; ks < 4; ++ks) pa[ks][0] = pa[ks][1] = pa[ks][2] = pa[ks][3] = 0u;
+  }
+}
+
+// S = Q8 K8^T of the page in ring position s, issued (not waited for).
+__device__ __forceinline__ void issue_qk(float (&d)[64], uint32_t base, uint32_t q8, int s) {
+  if constexpr ((PW_WS_ABLATE & 2) == 0) {
+    wgmma_issue_ss(d, q8, base + kRingOffset + s * kStageBytes);
+  } else {
+#pragma unroll
+    for (int e = 0; e < 64; ++e) asm volatile("mov.b32 %0, 0x3f800000;" : "=f"(d[e]));
+  }
+}
+// Output dims 64 h .. 64 h + 63 of O_p = P8 V8 for the page in ring position s, issued.
+template <int kHalf>
+__device__ __forceinline__ void issue_pv(float (&op)[32], const uint32_t (&pa)[kKSteps][4],
+                                         uint32_t base, int s) {
+  if constexpr ((PW_WS_ABLATE & 2) == 0) {
+    wgmma_issue_half(op, pa, base + kRingOffset + s * kStageBytes + kTileBytes +
+                                 kHalf * (kTileBytes / 2));
+  }
+}
+
+__device__ __forceinline__ void consume(const Args& a, uint32_t base, int c) {
+  const int tid = threadIdx.x - 128 * (1 + c);
+  const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+  const int my_slot = kConsumerSlots * c + warp;
+  const uint32_t q8 = base + kQ8Offset + c * kQ8TileBytes;
+  int s = 0;
+  uint32_t phase = 0;
+  for (int j = 0;; ++j) {
+    const int b = j & 1;
+    const uint32_t jp = (j >> 1) & 1;
+    const uint32_t h = base + kHeaderOffset + b * kHeaderBytes;
+    mbar_wait(base + kHFull + 8 * b, jp);
+    if (lds(h + kHWork) < 0) return;  // (the loader and the scheduler are done too)
+    const int count = lds(h + kHCount);
+    const int head = lds(h + kHHead), qid = lds(h + kHQid + 4 * my_slot);
+
+    arrive(base + kHFree + 8 * b);  // the header is read
+
+    // Q rows g and g + 8 of my query from the group's Q stage -> E4M3 (fp8_wgmma.cuh) -> my
+    // Q8 tile, which the QK products read.
+    mbar_wait(base + kFull + 8 * s, phase);
+    float rf_lo, rf_hi;
+    {
+      uint2 raw[2][2 * kKSteps];
+      uint32_t qa[kKSteps][4];
+      const uint32_t qrow = base + kRingOffset + s * kStageBytes + my_slot * kQRowBytes;
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+#pragma unroll
+        for (int cc = 0; cc < 2 * kKSteps; ++cc) {
+          const int col = 32 * (cc >> 1) + 16 * (cc & 1) + 4 * t;
+          raw[hr][cc] = qid >= 0 ? lds64(qrow + 2 * ((g + 8 * hr) * kDim + col))
+                                 : make_uint2(0u, 0u);
+        }
+      }
+      quantize_q_rows(raw, __ldg(a.k_scale + head) * a.plan.scale_log2, qa, rf_lo, rf_hi);
+      store_a_tile(q8, qa, warp, g, t);  // my previous group's QKs have all completed
+      fence_proxy_async();
+    }
+    arrive(base + kEmpty + 8 * s);  // the Q stage is read
+    if (++s == kStages) s = 0, phase ^= 1u;
+    asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");  // my Q8 tile is complete
+
+    float o[64];
+#pragma unroll
+    for (int i = 0; i < 64; ++i) o[i] = 0.f;
+    float m_lo = -INFINITY, m_hi = -INFINITY;  // running max (log2 units) of rows g, g + 8
+    float l_lo = 0.f, l_hi = 0.f;              // this thread's part of the running sums (x 2^8)
+
+    // The next stage of this group that my consumer works on; stages it skips are released
+    // at once (event ②). kNone: the group has no more. kBlocked: the next stage to look at
+    // would land in ring slot `hold`, which this consumer still holds (the page whose PV is
+    // pending), so the loader cannot fill it: finish that page first, then look again.
+    constexpr int kFound = 0, kNone = 1, kBlocked = 2;
+    int left = count;
+    auto next_page = [&](Page& pg, int hold) {
+      while (left > 0) {
+        if (s == hold) return kBlocked;
+        --left;
+        mbar_wait(base + kFull + 8 * s, phase);  // event ①: the stage and its metadata
+        const uint32_t mine = lds(base + kMetaOffset + s * kMetaBytes + 4 * c);
+        pg.packed = s | static_cast<int>(((mine >> (8 * warp)) & 0xffu) << 8);
+        if (++s == kStages) s = 0, phase ^= 1u;
+        if (mine) return kFound;  // warpgroup-uniform
+        arrive(base + kEmpty + 8 * pg.s());
+      }
+      return kNone;
+    };
+    auto release = [&](const Page& pg) {
+      __syncwarp();
+      arrive(base + kEmpty + 8 * pg.s());  // event ②: this thread is done with the stage
+    };
+
+    // Page k's PV runs on the tensor cores while page k + 1's softmax runs on the CUDA cores:
+    // QK(k+1) and the first half of PV(k) are issued together, softmax part A of page k+1 runs
+    // behind them, the second half of PV(k) is issued after the first is folded and runs
+    // during part B. P fragments alternate between pa and pb (two unrolled steps), so the
+    // registers a PV in flight reads are never written before it completes.
+    float d[64], op[32];
+    uint32_t pa[kKSteps][4], pb[kKSteps][4];
+    PageStep sa, sb;
+    Page cur{0}, nxt{0};
+    auto fold = [&](const PageStep& ps, auto half) {
+      wgmma_wait<0>();
+      fence_acc(op);
+      if (cur.seen()) fold_half<decltype(half)::value>(o, op, ps.al_lo, ps.al_hi);
+      __syncwarp();
+    };
+    auto step = [&](uint32_t (&p_cur)[kKSteps][4], const PageStep& s_cur,
+                    uint32_t (&p_nxt)[kKSteps][4], PageStep& s_nxt) {
+      __syncwarp();
+      if constexpr (PW_WS_OVERLAP) {
+        issue_qk(d, base, q8, nxt.s());           // S of the next page (d is free again) ...
+        issue_pv<0>(op, p_cur, base, cur.s());    // ... then half of O_p of this page behind it
+        wgmma_wait<1>();                        // S is there; the PV half still runs
+        fence_acc(d);
+        softmax_a(d, nxt, t, rf_lo, rf_hi, m_lo, m_hi, s_nxt, p_nxt);
+        fold(s_cur, std::integral_constant<int, 0>());
+        issue_pv<1>(op, p_cur, base, cur.s());    // the other half runs during part B
+        softmax_b(d, nxt, t, rf_lo, rf_hi, s_nxt, l_lo, l_hi, p_nxt);
+        fold(s_cur, std::integral_constant<int, 1>());
+      } else {  // one product at a time
+        issue_pv<0>(op, p_cur, base, cur.s());
+        fold(s_cur, std::integral_constant<int, 0>());
+        issue_pv<1>(op, p_cur, base, cur.s());
+        fold(s_cur, std::integral_constant<int, 1>());
+        issue_qk(d, base, q8, nxt.s());
+        wgmma_wait<0>();
+        fence_acc(d);
+        softmax_a(d, nxt, t, rf_lo, rf_hi, m_lo, m_hi, s_nxt, p_nxt);
+        softmax_b(d, nxt, t, rf_lo, rf_hi, s_nxt, l_lo, l_hi, p_nxt);
+      }
+      release(cur);
+      cur = nxt;
+    };
+    auto last = [&](uint32_t (&p_cur)[kKSteps][4], const PageStep& s_cur) {
+      __syncwarp();
+      issue_pv<0>(op, p_cur, base, cur.s());  // the group's last page
+      fold(s_cur, std::integral_constant<int, 0>());
+      issue_pv<1>(op, p_cur, base, cur.s());
+      fold(s_cur, std::integral_constant<int, 1>());
+      release(cur);
+    };
+    for (int got = next_page(cur, -1); got == kFound; got = next_page(cur, -1)) {
+      __syncwarp();  // wgmma is .aligned: the warp converges after the per-thread waits
+      issue_qk(d, base, q8, cur.s());
+      wgmma_wait<0>();
+      fence_acc(d);
+      softmax_a(d, cur, t, rf_lo, rf_hi, m_lo, m_hi, sa, pa);
+      softmax_b(d, cur, t, rf_lo, rf_hi, sa, l_lo, l_hi, pa);
+      for (;;) {
+        got = next_page(nxt, cur.s());
+        if (got != kFound) {
+          last(pa, sa);
+          break;
+        }
+        step(pa, sa, pb, sb);
+        got = next_page(nxt, cur.s());
+        if (got != kFound) {
+          last(pb, sb);
+          break;
+        }
+        step(pb, sb, pa, sa);
+      }
+      if (got == kNone) break;
+    }
+
+    if (qid >= 0) {  // o[π[r]]: O and l both carry the 2^8 of P; V's scale here
+      store_rows(a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim, o,
+                 l_lo, l_hi, __ldg(a.v_scale + head), g, t);
+    }
+  }
+}
+
+}  // namespace union8ws
+}  // namespace pageweaver
+
+// Persistent: grid = one CTA per SM, 384 threads, union8ws::kSmemBytes of dynamic shared memory;
+// the plan is built with g = 8.
+extern "C" __global__ void __launch_bounds__(pageweaver::union8ws::kThreads, 1)
+    union8ws_fp8(const pageweaver::union8ws::Args a) {
+  using namespace pageweaver::union8ws;
+  extern __shared__ __align__(1024) uint8_t smem[];
+  const uint32_t base = (smem_addr(smem) + 1023u) & ~1023u;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(base + kFull + 8 * s, 1);
+      mbar_init(base + kEmpty + 8 * s, kConsumerThreads);
+    }
+    for (int b = 0; b < 2; ++b) {
+      mbar_init(base + kHFull + 8 * b, 32);
+      mbar_init(base + kHFree + 8 * b, kConsumerThreads + 32);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+
+  if (warp < 4) {  // the producer warpgroup gives registers to the consumers
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
+    if (warp == 0) load_pages(a, base, lane);
+    if (warp == 1) schedule(a, base, lane);
+    return;
+  }
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
+  consume(a, base, warp / 4 - 1);
+}

@@ -1,0 +1,161 @@
+"""The warp-specialized FP8 Union8 (kernels/union8ws.cu) against the cluster kernel, the CPU
+emulation and float64.
+
+The two kernels run the same arithmetic op for op, so their outputs must be bitwise equal on
+every input; on top of that each case checks the float64 reference on the FP8 cache and the
+emulation (test_gpu_union8_fp8's bounds), every row written (NaN-poisoned outputs), empty A_i
+rows exactly 0, and bitwise equality of every ordering, ring depth and schedule, and of
+consecutive launches through one ticket counter.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gpu_cases import causal_tail_case, random_case, run_cpu_plan, run_gpu_plan
+from test_gpu_union8_fp8 import _check, _run, _tensors
+
+from pageweaver_edu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
+from pageweaver_edu.regroup_bitmap import greedy_regroup
+from pageweaver_edu.workloads import make_preset
+
+pytestmark = [pytest.mark.gpu]
+if not gpu_available() and not gpu_required_by_env():
+    pytestmark.append(pytest.mark.skip(reason=f"no GPU path: {gpu_unavailable_reason()}"))
+
+
+def _ws(q, cache, topk, cpos, lens, perms=None, offsets=None, stages=6, overlap=True):
+    from pageweaver_edu.union8ws_launch import WsUnionAttention
+
+    def launch(plan, c, ln, out):
+        WsUnionAttention(q, cache, c, ln, stages=stages, out=out, overlap=overlap).run(plan)
+
+    return run_cpu_plan(launch, q, topk, cpos, lens, perms, 8, offsets)
+
+
+@pytest.mark.parametrize(
+    "n,pages,k,heads,causal,lengths",
+    [(1, 3, 2, 1, False, False), (5, 8, 4, 1, True, False), (13, 40, 16, 1, True, True),
+     (64, 40, 16, 2, False, True), (203, 24, 8, 1, True, True), (300, 64, 16, 1, False, False),
+     (1000, 80, 16, 8, True, True)],
+)
+def test_equals_cluster_kernel_on_random_inputs(n, pages, k, heads, causal, lengths):
+    import torch
+
+    rng = np.random.default_rng(n * 11 + pages)
+    topk, cpos, lens = random_case(rng, n, pages, k, heads, causal, lengths)
+    q, cache = _tensors(rng, n, pages, heads)
+    ws = _ws(q, cache, topk, cpos, lens)
+    assert torch.equal(ws, _run(q, cache, topk, cpos, lens)), "differs from union8_fp8"
+    _check(ws, q, cache, topk, cpos, lens, rows=np.arange(0, n, max(1, n // 200)))
+    perms = [greedy_regroup(topk[h], 64 if n >= 64 else 8, 8) for h in range(heads)]
+    assert torch.equal(ws, _ws(q, cache, topk, cpos, lens, perms)), "regrouped differs"
+    rand = [rng.permutation(n) for _ in range(heads)]
+    assert torch.equal(ws, _ws(q, cache, topk, cpos, lens, rand)), "random order differs"
+
+
+@pytest.mark.parametrize("stages,overlap", [(2, True), (4, True), (6, False)])
+def test_ring_depths_and_schedules_are_bitwise_identical(stages, overlap):
+    import torch
+
+    rng = np.random.default_rng(21 + stages)
+    topk, cpos, lens = random_case(rng, 400, 40, 16, 1, True, True)
+    q, cache = _tensors(rng, 400, 40, 1)
+    assert torch.equal(_ws(q, cache, topk, cpos, lens),
+                       _ws(q, cache, topk, cpos, lens, stages=stages, overlap=overlap))
+
+
+def test_ticket_counter_over_many_launches():
+    """One object, many launches of different sizes: the counter is never reset, so every
+    launch must start from the value the previous ones left (H*G + CTAs each)."""
+    import torch
+
+    from pageweaver_edu.union8_launch import plan_from_cpu
+    from pageweaver_edu.union8ws_launch import WsUnionAttention
+    from pageweaver_edu.union_prep import prepare_unions
+
+    rng = np.random.default_rng(8)
+    n, pages = 700, 50
+    topk, cpos, lens = random_case(rng, n, pages, 16, 1, True, False)
+    q, cache = _tensors(rng, n, pages, 1)
+    ref = _run(q, cache, topk, cpos, lens)
+    att = WsUnionAttention(q, cache, torch.from_numpy(cpos).cuda(), None)
+    plan = plan_from_cpu([prepare_unions(topk[0], None, None, 8)], n, 8)
+    expected = 0
+    for _ in range(5):
+        att.out.fill_(float("nan"))
+        att.run(plan)
+        expected += plan.num_groups + min(att.sms, plan.num_groups)
+        torch.cuda.synchronize()
+        assert torch.equal(att.out, ref)
+    assert int(att.tickets.item()) == expected == att.issued
+
+
+def test_causal_tail_pages_and_lengths():
+    import torch
+
+    rng = np.random.default_rng(3)
+    topk, cpos, lens = causal_tail_case(rng, 96, 12)
+    q, cache = _tensors(rng, 96, 12, 1)
+    ws = _ws(q, cache, topk, cpos, lens)
+    assert torch.equal(ws, _run(q, cache, topk, cpos, lens))
+    _check(ws, q, cache, topk, cpos, lens)
+
+
+def test_empty_supports_and_empty_groups_give_zero():
+    """Groups whose union is empty still write their rows (zeros)."""
+    rng = np.random.default_rng(5)
+    topk = -np.ones((1, 27, 4), dtype=np.int64)
+    topk[0, 3] = [2, 2, -1, 5]
+    topk[0, 20] = [1, -1, -1, -1]
+    q, cache = _tensors(rng, 27, 6, 1)
+    out = _ws(q, cache, topk, None, None)
+    got = out.float().cpu().numpy()
+    assert np.all(got[~np.isin(np.arange(27), [3, 20])] == 0)
+    _check(out, q, cache, topk, None, None)
+
+
+def test_packed_requests_tail_groups():
+    import torch
+
+    rng = np.random.default_rng(9)
+    offsets = np.array([0, 5, 17, 30, 31])
+    topk, cpos, lens = random_case(rng, 31, 16, 6, 1, True, False)
+    q, cache = _tensors(rng, 31, 16, 1)
+    out = _ws(q, cache, topk, cpos, lens, offsets=offsets)
+    assert torch.equal(out, _run(q, cache, topk, cpos, lens, offsets=offsets))
+    perm = greedy_regroup(topk[0], 8, 8, request_offsets=offsets)
+    assert torch.equal(out, _ws(q, cache, topk, cpos, lens, [perm], offsets=offsets))
+
+
+@pytest.mark.parametrize("name", ["cap64k", "interleaved-64k", "beyond-capacity"])
+def test_presets(name):
+    import torch
+
+    cap = make_preset(name)
+    topk = cap.topk[None]
+    n, pages = cap.num_queries, int(cap.topk.max()) + 1
+    rng = np.random.default_rng(1)
+    q, cache = _tensors(rng, n, pages, 1)
+    cpos, lens = cap.causal_pos, cap.lengths
+    out = _ws(q, cache, topk, cpos, lens)
+    assert torch.equal(out, _run(q, cache, topk, cpos, lens))
+    _check(out, q, cache, topk, cpos, lens, np.sort(rng.choice(n, 128, replace=False)))
+    perm = greedy_regroup(cap.topk, 128, 8, **cap.regroup_kwargs())
+    assert torch.equal(out, _ws(q, cache, topk, cpos, lens, [perm]))
+
+
+def test_gpu_prepared_plan():
+    """The online path: π from the GPU regroup, the plan from union_prepare.cu."""
+    import torch
+
+    from pageweaver_edu.union8ws_launch import WsUnionAttention
+
+    rng = np.random.default_rng(11)
+    topk, cpos, lens = random_case(rng, 517, 48, 16, 2, True, True)
+    q, cache = _tensors(rng, 517, 48, 2)
+    out, _ = run_gpu_plan(
+        lambda plan, c, ln, o: WsUnionAttention(q, cache, c, ln, out=o).run(plan),
+        q, topk, cpos, lens)
+    cpu_perm = [greedy_regroup(topk[h], 128, 8) for h in range(2)]
+    assert torch.equal(out, _run(q, cache, topk, cpos, lens, cpu_perm))

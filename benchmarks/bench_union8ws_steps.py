@@ -1,0 +1,115 @@
+"""The warp-specialized FP8 Union8 built up step by step, every step timed in one run (H200).
+
+Per preset (default ``cap64k``, one KV head) and ordering (original and fixed W128 ids), the
+attention kernel alone (CUDA events, L2 flushed, median of ``--reps``):
+
+* ``cluster``: the paper's two-CTA cluster kernel (``kernels/union8_fp8.cu``), and its Union4;
+* ``ws_serial_4stages``: one SM per group, a producer warpgroup and two consumer warpgroups
+  sharing a ring of 4 stages (no lockstep), QK / softmax / PV one after the other;
+* ``ws_serial_6stages``: the same with 6 stages;
+* ``ws_overlap_6stages``: the next page's QK and this page's PV in flight during the softmax
+  (the kernel ``union8ws_fp8`` as shipped);
+* ablations of the shipped kernel: ``no_softmax`` (P = 0), ``no_mma`` (S constant),
+  ``ring_only`` (neither): their differences say what the softmax and the products cost.
+
+Every variant is first checked bitwise against the cluster kernel (NaN-poisoned outputs).
+Writes ``benchmarks/results/union8ws_steps_<preset>_h200.json`` (and a copy to $OUT) and
+prints the table last.
+
+    python3 benchmarks/bench_union8ws_steps.py [--presets cap64k] [--reps 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import union8_bench_common as common
+
+from pageweaver_edu.gpu.results import result_environment
+
+ROOT = Path(__file__).resolve().parents[1]
+STEPS = {  # name -> WsUnionAttention keyword arguments
+    "ws_serial_4stages": {"stages": 4, "overlap": False},
+    "ws_serial_6stages": {"stages": 6, "overlap": False},
+    "ws_overlap_6stages": {},
+    "ws_ablate_no_softmax": {"ablate": "no_softmax"},
+    "ws_ablate_no_mma": {"ablate": "no_mma"},
+    "ws_ablate_ring_only": {"ablate": "ring_only"},
+}
+CHECKED = ("ws_serial_4stages", "ws_serial_6stages", "ws_overlap_6stages")
+
+
+def run_preset(name: str, args, env: dict) -> dict:
+    import torch
+
+    from pageweaver_edu.union8_fp8_launch import Fp8UnionAttention, fp8_cache_from_bf16
+    from pageweaver_edu.union8ws_launch import WsUnionAttention
+
+    x = common.preset_inputs(name, 1)
+    cache = fp8_cache_from_bf16(x.k, x.v)
+    o = common.prepare_orderings(x, (128,), np.random.default_rng(0))
+    c4 = {"original": o.stats["original"]["c4"], "w128": o.stats["w128"]["c4"]}
+    cluster = Fp8UnionAttention(x.q, cache, x.cpos, x.lens, "union8")
+    union4 = Fp8UnionAttention(x.q, cache, x.cpos, x.lens, "union4")
+    atts = {k: WsUnionAttention(x.q, cache, x.cpos, x.lens, **kw) for k, kw in STEPS.items()}
+    fresh = common.poisoned(cluster, *atts.values())
+    same = {}
+    for key in c4:
+        base = fresh(lambda key=key: cluster.run(o.plans[key]))
+        for v in CHECKED:
+            same[f"{v}_{key}"] = bool(torch.equal(
+                base, fresh(lambda v=v, key=key: atts[v].run(o.plans[key]))))
+    timings = common.Timings(args, fp8_peak_tflops=1979.0)
+    for key in c4:
+        timings.add(f"cluster_{key}", lambda key=key: cluster.run(o.plans[key]), c4=c4[key])
+        for v, att in atts.items():
+            timings.add(f"{v}_{key}", lambda att=att, key=key: att.run(o.plans[key]), c4=c4[key])
+    timings.add("union4_cluster_original", lambda: union4.run(o.plan4),
+                c4=o.stats["original_g4"]["c4"])
+    return {**env, "kernel": "fp8_e4m3", "workload": name, "kv_heads": 1, "queries": x.n,
+            "stats": o.stats, "check": {"bitwise_identical_to_cluster": same},
+            "results": timings.results}
+
+
+def print_table(rec) -> None:
+    m = {r["name"]: r for r in rec["results"]}
+    print(f"\n{rec['workload']}: attention kernel alone, us (TF/s on the C4 work)")
+    print(f"{'step':26s} {'original':>18s} {'fixed W128':>18s}")
+    for v in ("cluster", *STEPS):
+        cells = [f"{m[f'{v}_{k}']['median_us']:8.1f} ({m[f'{v}_{k}']['tflops_c4']:6.1f})"
+                 for k in ("original", "w128")]
+        print(f"{v:26s} {cells[0]:>18s} {cells[1]:>18s}")
+    print(f"union4 cluster original: {m['union4_cluster_original']['median_us']:.1f} us; "
+          f"bitwise: {all(rec['check']['bitwise_identical_to_cluster'].values())}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--presets", default="cap64k")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--spin-us", type=float, default=150.0)
+    ap.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "results"))
+    args = ap.parse_args(argv)
+    from pageweaver_edu.device import require_gpu
+
+    require_gpu()
+    env = result_environment(ROOT)
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in (p for p in args.presets.split(",") if p):
+        rec = run_preset(name, args, env)
+        path = out / f"union8ws_steps_{name}_h200.json"
+        path.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
+        if os.environ.get("OUT"):
+            shutil.copy(path, Path(os.environ["OUT"]) / path.name)
+        print_table(rec)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

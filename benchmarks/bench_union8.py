@@ -63,6 +63,7 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
 
     from pageweaver_edu.gpu import regroup_plan
     from pageweaver_edu.union8_launch import UnionAttention, gpu_prepare_plan
+    from pageweaver_edu.union8ws_launch import WsUnionAttention, bf16_half_pages
 
     x = common.preset_inputs(name, heads)
     cap, n, offsets, q, k, v = x.cap, x.n, x.offsets, x.q, x.k, x.v
@@ -76,11 +77,12 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
     u8 = UnionAttention(q, k, v, cpos, lens, "union8")
     u4 = UnionAttention(q, k, v, cpos, lens, "union4")
     u8s3 = UnionAttention(q, k, v, cpos, lens, "union8", slots=3)
+    ws = WsUnionAttention(q, bf16_half_pages(k, v), cpos, lens)
     regroupers = {w: regroup_plan(n, heads, x.kk, w, 8, 512, offsets, None, cap.page_size)
                   for w in ONLINE}
 
     # ---- correctness
-    fresh = common.poisoned(u8, u4, u8s3)
+    fresh = common.poisoned(u8, u4, u8s3, ws)
     base = fresh(lambda: u8.run(plans["original"]))
     rows = np.sort(rng.choice(n, min(n, args.check_rows), replace=False))
     ref = np.concatenate([reference_attention(
@@ -99,6 +101,14 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
     same["union4"] = bool(torch.equal(base, fresh(lambda: u4.run(plan4))))
     same["union8_3slots"] = bool(torch.equal(base, fresh(lambda: u8s3.run(plans["w128"]))))
     check["bitwise_identical"] = same
+    # the warp-specialized BF16 kernel: its own arithmetic (PV accumulated in FP32), so its own
+    # float64 check and its own bitwise identity over the orderings
+    wbase = fresh(lambda: ws.run(plans["original"]))
+    check["union8ws_bf16_nrms_vs_float64"] = nrms(
+        wbase[torch.from_numpy(rows).cuda()].float().cpu(), ref)
+    check["union8ws_bf16_all_rows_written"] = not bool(torch.isnan(wbase).any())
+    check["union8ws_bf16_bitwise_identical"] = {
+        key: bool(torch.equal(wbase, fresh(lambda key=key: ws.run(plans[key])))) for key in plans}
 
     # ---- timings
     timings = common.Timings(args)
@@ -127,6 +137,17 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
             c4=stats[f"w{w}"]["c4"])
         add(f"gpu_regroup_w{w}", lambda rg=rg: rg.run(t32, lens64))
     add("gpu_union_prepare", lambda: gpu_prepare_plan(t32, ident, 8, offsets))
+    t["ws_T0"] = add("union8ws_bf16_original",
+                     lambda: ws.run(gpu_prepare_plan(t32, ident, 8, offsets)),
+                     c4=stats["original"]["c4"])
+    add("union8ws_bf16_original_attn", lambda: ws.run(plans["original"]),
+        c4=stats["original"]["c4"])
+    t["ws_fixed"] = add("union8ws_bf16_fixed_w128",
+                        lambda: ws.run(gpu_prepare_plan(t32, perm_gpu["w128"], 8, offsets)),
+                        c4=stats["w128"]["c4"])
+    add("union8ws_bf16_fixed_w128_attn", lambda: ws.run(plans["w128"]), c4=stats["w128"]["c4"])
+    t["ws_online"] = add("union8ws_bf16_online_w128", lambda: ws.run(gpu_prepare_plan(
+        t32, regroupers[128].run(t32, lens64), 8, offsets)), c4=stats["w128"]["c4"])
     add("union8_random_ids", lambda: u8.run(gpu_prepare_plan(t32, perm_gpu["random"], 8, offsets)),
         c4=stats["random"]["c4"])
 
@@ -141,7 +162,10 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
                          "S_net_us": round(t["T0"] - t[f"online{w}"], 2)}
     best = min(t[f"fixed{w}"] for w in WINDOWS)
     best = min(best, t["T0"], *(t[f"online{w}"] for w in ONLINE))
-    summary = {"best_union8_us": best, "speedup_vs_gather": round(t["gather"] / best, 2)}
+    summary = {"best_union8_us": best, "speedup_vs_gather": round(t["gather"] / best, 2),
+               "union8ws_bf16_T0_T_fixed_T_online_us": [t["ws_T0"], t["ws_fixed"],
+                                                        t["ws_online"]],
+               "union8ws_bf16_over_union8_fixed_w128": round(t["ws_fixed"] / t["fixed128"], 3)}
     if "flex" in t:
         summary["speedup_vs_flex"] = round(min(t["flex"]) / best, 2)
     return {**env, "workload": name, "kv_heads": heads, "queries": n, "pages": x.pages,

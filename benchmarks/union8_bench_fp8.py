@@ -29,7 +29,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     from pageweaver_edu.gpu import regroup_plan
     from pageweaver_edu.union8_fp8_launch import Fp8UnionAttention, fp8_cache_from_bf16
     from pageweaver_edu.union8_launch import UnionAttention, gpu_prepare_plan
-    from pageweaver_edu.union8ws_launch import WsUnionAttention
+    from pageweaver_edu.union8ws_launch import WsUnionAttention, bf16_half_pages
 
     x = common.preset_inputs(name, heads)
     cap, n, offsets, q, k, v = x.cap, x.n, x.offsets, x.q, x.k, x.v
@@ -45,6 +45,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     b4 = UnionAttention(q, k, v, cpos, lens, "union4")
     ws = WsUnionAttention(q, cache, cpos, lens)
     wss = WsUnionAttention(q, cache, cpos, lens, overlap=False)
+    wsb = WsUnionAttention(q, bf16_half_pages(k, v), cpos, lens)
     rg = regroup_plan(n, heads, x.kk, 128, 8, 512, offsets, None, cap.page_size)
 
     # ---- correctness (outputs poisoned with NaN before every run)
@@ -117,6 +118,10 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     add("union8ws_fp8_fixed_w128_attn", lambda: ws.run(plans["w128"]), c4=c4w)
     add("union8ws_fp8_fixed_w128_attn_serial", lambda: wss.run(plans["w128"]), c4=c4w)
     add("union8ws_fp8_original_attn_serial", lambda: wss.run(plans["original"]), c4=c4o)
+    t["wsb_T0"] = add("union8ws_bf16_original",
+                      lambda: wsb.run(gpu_prepare_plan(t32, ident, 8, offsets)), c4=c4o)
+    t["wsb_fixed"] = add("union8ws_bf16_fixed_w128",
+                         lambda: wsb.run(gpu_prepare_plan(t32, p128, 8, offsets)), c4=c4w)
     for ab in ("no_softmax", "no_mma", "ring_only"):
         wa = WsUnionAttention(q, cache, cpos, lens, ablate=ab)
         add(f"union8ws_fp8_fixed_w128_attn_ablate_{ab}", lambda wa=wa: wa.run(plans["w128"]),
@@ -158,6 +163,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
         summary["speedup_vs_flex"] = round(min(t["flex"]) / best, 2)
     summary["union8ws_T0_T_fixed_T_online_us"] = [t["ws_T0"], t["ws_fixed"], t["ws_online"]]
     summary["union8ws_over_union4_fp8"] = round(t["ws_T0"] / t["u4"], 3)
+    summary["union8ws_fp8_over_bf16_fixed_w128"] = round(t["ws_fixed"] / t["wsb_fixed"], 3)
     return {**env, "kernel": "fp8_e4m3", "workload": name, "kv_heads": heads, "queries": n,
             "pages": x.pages, "stats": stats, "accounting": acct, "summary": summary,
             "targets": FP8_TARGETS, "check": check, "results": timings.results}

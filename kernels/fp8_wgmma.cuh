@@ -36,7 +36,6 @@ constexpr int kTileBytes = kPage * kDim;     // 16 KiB: one page of K (or V^T) i
 constexpr int kKSteps = kDim / 32;           // k32 steps over d (QK) and over tokens (PV)
 constexpr int kNoLimit = 0x7fffffff;
 constexpr float kE4m3Max = 448.f;
-constexpr float kPShiftLog2 = 8.f;           // P is scaled by 2^8 before E4M3
 
 __device__ __forceinline__ float ex2(float x) {  // MUFU.EX2; 2^-inf = 0
   float y;
@@ -278,16 +277,17 @@ struct SoftmaxSums {
   float sum_lo, sum_hi;  // this thread's part of sum p per row
 };
 
-template <bool kMasked>
-__device__ __forceinline__ void softmax_max(const float (&d)[64], int vis, int t, float rf_lo,
-                                            float rf_hi, float& m_lo, float& m_hi, float& al_lo,
-                                            float& al_hi, SoftmaxSums& st) {
+// kCols = 128 (an FP8 page) or 64 (a BF16 half page); kShift = log2 of P's scale.
+template <bool kMasked, int kCols = 128, int kShift = 8>
+__device__ __forceinline__ void softmax_max(const float (&d)[kCols / 2], int vis, int t,
+                                            float rf_lo, float rf_hi, float& m_lo, float& m_hi,
+                                            float& al_lo, float& al_hi, SoftmaxSums& st) {
   float ml[4], mh[4];  // four independent max chains per row
 #pragma unroll
   for (int c = 0; c < 4; ++c) ml[c] = mh[c] = -3.0e38f;
   const int vis_t = vis - 2 * t;  // column 8j + 2t + e is visible when 8j + e < vis - 2t
 #pragma unroll
-  for (int j = 0; j < 16; ++j) {
+  for (int j = 0; j < kCols / 8; ++j) {
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const bool ok = !kMasked || 8 * j + e < vis_t;
@@ -309,8 +309,8 @@ __device__ __forceinline__ void softmax_max(const float (&d)[64], int vis, int t
   al_hi = ex2(m_hi - new_hi);
   m_lo = new_lo;
   m_hi = new_hi;
-  st.sh_lo = kPShiftLog2 - new_lo;
-  st.sh_hi = kPShiftLog2 - new_hi;
+  st.sh_lo = static_cast<float>(kShift) - new_lo;
+  st.sh_hi = static_cast<float>(kShift) - new_hi;
   st.sum_lo = st.sum_hi = 0.f;
 }
 

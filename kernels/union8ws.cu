@@ -43,6 +43,7 @@
 // Every mbarrier wait is bounded (PW_WAIT_TIMEOUT_NS): a protocol bug faults the launch instead
 // of hanging the device.
 #include "cluster_pipeline.cuh"
+#include "bf16_wgmma.cuh"
 #include "fp8_wgmma.cuh"
 #include "union_plan_args.cuh"
 
@@ -114,12 +115,12 @@ constexpr int kHWork = 0, kHBegin = 4, kHCount = 8, kHHead = 12, kHQid = 16,
 // Word c holds consumer c's four slots, so "consumer c works on this stage" is one compare.
 constexpr int kMetaBytes = 8;
 
-// Shared memory from a 1 KiB aligned base: the ring, a Q8 tile per consumer, metadata, two
+// Shared memory from a 1 KiB aligned base: the ring, a Q tile per consumer, metadata, two
 // headers, barriers.
-constexpr int kQ8TileBytes = 64 * kDim;         // one consumer's four queries in E4M3: 8 KiB
+constexpr int kQTileBytes = 64 * kDim * 2;      // a consumer's 4 queries: BF16 16 KiB, E4M3 8 KiB
 constexpr int kRingOffset = 0;
-constexpr int kQ8Offset = kRingOffset + kStages * kStageBytes;
-constexpr int kMetaOffset = kQ8Offset + kConsumers * kQ8TileBytes;
+constexpr int kQTileOffset = kRingOffset + kStages * kStageBytes;
+constexpr int kMetaOffset = kQTileOffset + kConsumers * kQTileBytes;
 constexpr int kHeaderOffset = kMetaOffset + kStages * kMetaBytes;
 constexpr int kBarOffset = kHeaderOffset + 2 * kHeaderBytes;
 constexpr int kFull = kBarOffset, kEmpty = kFull + 8 * kStages, kHFull = kEmpty + 8 * kStages,
@@ -193,21 +194,35 @@ __device__ __forceinline__ void schedule(const Args& a, uint32_t base, int lane)
 }
 
 // ---------------------------------------------------------------- loader (warp 0)
+// kHalves stages per page: 1 (FP8: K and V^T tiles of a whole page, 16 KiB each) or 2 (BF16:
+// half pages); a.k / a.vt hold [pages, H, kHalves, 16 KiB] tiles.
+template <int kHalves>
 __device__ __forceinline__ void load_pages(const Args& a, uint32_t base, int lane) {
-  int s = 0, n = 0;
-  uint32_t phase = 0;  // parity of the current pass over the ring
-  for (int j = 0;; ++j) {
-    const int b = j & 1;
+  constexpr int kTokens = kPage / kHalves;  // tokens per stage
+  // Ring position s; ring bit 0: the parity of the current pass over the ring, bit 1: a pass
+  // has completed (from then on a stage is refilled only after event ②), bits 2..3: the group
+  // number mod 4 (header b = bit 2, its phase parity = bit 3). Few registers: the producer
+  // warpgroup runs on 24.
+  int s = 0;
+  uint32_t ring = 0;
+  auto next_stage = [&]() {
+    if (++s == kStages) s = 0, ring = (ring ^ 1u) | 2u;
+  };
+  auto wait_free = [&]() {
+    if (ring & 2u) mbar_wait(base + kEmpty + 8 * s, (ring & 1u) ^ 1u);  // event ②
+  };
+  for (;; ring = (ring + 4u) & 15u) {
+    const int b = (ring >> 2) & 1;
     const uint32_t h = base + kHeaderOffset + b * kHeaderBytes;
-    mbar_wait(base + kHFull + 8 * b, (j >> 1) & 1);
-    const int work = lds(h + kHWork), p_begin = lds(h + kHBegin), count = lds(h + kHCount);
-    const int head = lds(h + kHHead);
+    mbar_wait(base + kHFull + 8 * b, (ring >> 3) & 1u);
+    const int work = lds(h + kHWork), p_begin = lds(h + kHBegin);
+    const int stages = lds(h + kHCount) * kHalves, head = lds(h + kHHead);
     const int lim = lane < kGroupSlots ? lds(h + kHLim + 4 * lane) : 0;  // lane r: slot r
     const int qid = lane < kGroupSlots ? lds(h + kHQid + 4 * lane) : -1;
     arrive(base + kHFree + 8 * b);  // done with the header
     if (work < 0) return;
     // The group's first stage holds its queries: slot r's 16 BF16 Q rows at r * 4 KiB.
-    if (n >= kStages) mbar_wait(base + kEmpty + 8 * s, phase ^ 1u);  // event ②
+    wait_free();
     {
       const uint32_t full = base + kFull + 8 * s;
       const int present = __popc(__ballot_sync(0xffffffffu, qid >= 0));
@@ -220,58 +235,130 @@ __device__ __forceinline__ void load_pages(const Args& a, uint32_t base, int lan
                      full);
       }
     }
-    ++n;
-    if (++s == kStages) s = 0, phase ^= 1u;
-    for (int c0 = 0; c0 < count; c0 += 32) {
-      int pid = -1, mask = 0;
-      if (c0 + lane < count) {  // the next 32 entries of U_G, one per lane
-        pid = __ldg(a.plan.pages + p_begin + c0 + lane);
-        mask = __ldg(a.plan.masks + p_begin + c0 + lane);
+    next_stage();
+    int pid = -1, mask = 0;  // U_G entries m .. m + 31, one per lane
+    for (int i = 0; i < stages; ++i) {
+      const int m = i / kHalves, hf = i % kHalves;
+      if ((m & 31) == 0 && hf == 0) {
+        const int e = p_begin + m + lane;
+        const bool in = m + lane < stages / kHalves;
+        pid = in ? __ldg(a.plan.pages + e) : -1;
+        mask = in ? __ldg(a.plan.masks + e) : 0;
       }
-      const int m_end = min(32, count - c0);
-      for (int m = 0; m < m_end; ++m) {
-        if (n >= kStages) mbar_wait(base + kEmpty + 8 * s, phase ^ 1u);  // event ②
-        const int p = __shfl_sync(0xffffffffu, pid, m);
-        const int mk = __shfl_sync(0xffffffffu, mask, m);
-        const bool ok = p >= 0 && p < a.plan.num_pages;
-        // lane r < 8: the tokens slot r sees on page p (t < lim[r]), one byte per slot
-        const int seen = (ok && ((mk >> lane) & 1)) ? min(max(lim - p * kPage, 0), kPage) : 0;
-        const uint32_t w0 = __reduce_or_sync(0xffffffffu, lane < 4 ? seen << (8 * lane) : 0);
-        const uint32_t w1 = __reduce_or_sync(
-            0xffffffffu, lane >= 4 && lane < 8 ? seen << (8 * (lane - 4)) : 0);
-        if (lane == 0) {
-          const uint32_t meta = base + kMetaOffset + s * kMetaBytes;
-          sts(meta, static_cast<int>(w0));
-          sts(meta + 4, static_cast<int>(w1));
-          const uint32_t full = base + kFull + 8 * s;
-          mbar_arm(full, ok ? static_cast<uint32_t>(kStageBytes) : 0u);
-          if (ok) {
-            const size_t src = (static_cast<size_t>(p) * a.plan.kv_heads + head) * kTileBytes;
-            const uint32_t dst = base + kRingOffset + s * kStageBytes;
-            bulk_copy<1>(dst, a.k + src, kTileBytes, full);
-            bulk_copy<1>(dst + kTileBytes, a.vt + src, kTileBytes, full);
-          }
+      wait_free();
+      const int p = __shfl_sync(0xffffffffu, pid, m & 31);
+      const int mk = __shfl_sync(0xffffffffu, mask, m & 31);
+      const bool ok = p >= 0 && p < a.plan.num_pages;
+      // lane r < 8: the tokens of this stage slot r sees (t < lim[r]), one byte per slot
+      const int seen = (ok && ((mk >> lane) & 1))
+                           ? min(max(lim - (p * kPage + hf * kTokens), 0), kTokens) : 0;
+      const uint32_t w0 = __reduce_or_sync(0xffffffffu, lane < 4 ? seen << (8 * lane) : 0);
+      const uint32_t w1 = __reduce_or_sync(
+          0xffffffffu, lane >= 4 && lane < 8 ? seen << (8 * (lane - 4)) : 0);
+      if (lane == 0) {
+        const uint32_t meta = base + kMetaOffset + s * kMetaBytes;
+        sts(meta, static_cast<int>(w0));
+        sts(meta + 4, static_cast<int>(w1));
+        const uint32_t full = base + kFull + 8 * s;
+        mbar_arm(full, ok ? static_cast<uint32_t>(kStageBytes) : 0u);
+        if (ok) {
+          const size_t src =
+              ((static_cast<size_t>(p) * a.plan.kv_heads + head) * kHalves + hf) * kTileBytes;
+          const uint32_t dst = base + kRingOffset + s * kStageBytes;
+          bulk_copy<1>(dst, a.k + src, kTileBytes, full);
+          bulk_copy<1>(dst + kTileBytes, a.vt + src, kTileBytes, full);
         }
-        ++n;
-        if (++s == kStages) s = 0, phase ^= 1u;
       }
+      next_stage();
     }
   }
 }
 
 // ---------------------------------------------------------------- consumers (warpgroups 1, 2)
 // A working stage of one consumer, packed in one register: ring position s and the tokens of
-// the page my warp's query sees (0: its rows give P = 0 and skip the softmax and the fold).
+// the stage my warp's query sees (0: its rows give P = 0 and skip the softmax and the fold).
 struct Page {
   int packed;  // s | seen << 8
   __device__ __forceinline__ int s() const { return packed & 0xff; }
   __device__ __forceinline__ int seen() const { return packed >> 8; }
 };
 
-// The online-softmax step of my warp on page pg in two parts (fp8_wgmma.cuh): part A the
-// row maxima and the exponentials of columns 0 .. 63, part B those of columns 64 .. 127 and the
-// running sums; each part fills half of the P fragments. A warp whose query does not see the
-// page gives P = 0 and a = 1.
+// One consumer's walk over the ring (both consumers walk every stage, in order).
+struct Walker {
+  uint32_t base;
+  int c, warp;      // consumer, warp in the consumer
+  int s = 0;         // next ring position
+  uint32_t ph = 0;   // bit 0: parity of the current pass over the ring; bits 1..2: groups
+                     // opened so far mod 4 (header b = bit 1, its phase parity = bit 2)
+  int left = 0;      // stages of the current group not looked at yet
+
+  __device__ __forceinline__ uint32_t stage(int pos) const {
+    return base + kRingOffset + pos * kStageBytes;
+  }
+  __device__ __forceinline__ uint32_t phase() const { return ph & 1u; }
+  __device__ __forceinline__ void advance() {
+    if (++s == kStages) s = 0, ph ^= 1u;
+  }
+  __device__ __forceinline__ void release(int pos) const {
+    __syncwarp();
+    arrive(base + kEmpty + 8 * pos);  // event ②: this thread is done with the stage
+  }
+
+  __device__ __forceinline__ uint32_t header() const {
+    return base + kHeaderOffset + ((ph >> 1) & 1u) * kHeaderBytes;
+  }
+  __device__ __forceinline__ int head() const { return lds(header() + kHHead); }
+  __device__ __forceinline__ int qid(int slot) const { return lds(header() + kHQid + 4 * slot); }
+  __device__ __forceinline__ int my_qid() const { return qid(kConsumerSlots * c + warp); }
+
+  // Opens the next group: reads its header (returns false at the end of the work), waits for
+  // the group's Q stage and returns its position in q_stage; the caller builds its Q tile from
+  // it, calls close_q(q_stage), works through the group's stages, reads what it needs of the
+  // header and calls close_group().
+  __device__ __forceinline__ bool open(int stages_per_page, int& q_stage) {
+    mbar_wait(base + kHFull + 8 * ((ph >> 1) & 1u), (ph >> 2) & 1u);
+    if (lds(header() + kHWork) < 0) return false;  // (the loader and scheduler are done too)
+    left = lds(header() + kHCount) * stages_per_page;
+    mbar_wait(base + kFull + 8 * s, phase());
+    q_stage = s;
+    advance();
+    return true;
+  }
+  __device__ __forceinline__ void close_group() {
+    arrive(base + kHFree + 8 * ((ph >> 1) & 1u));  // the header is read
+    ph = (ph + 2u) & 7u;
+  }
+  __device__ __forceinline__ void close_q(int q_stage) const {
+    fence_proxy_async();  // my Q tile stores, before the tensor cores read them
+    arrive(base + kEmpty + 8 * q_stage);
+    asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");  // the whole Q tile is there
+  }
+
+  // The next stage of the group that my consumer works on; stages it skips are released at
+  // once. kNone: the group has no more. kBlocked: the next stage to look at would land in
+  // ring slot `hold`, which this consumer still holds (the stage whose PV is pending), so the
+  // loader cannot fill it: finish that stage first, then look again.
+  static constexpr int kFound = 0, kNone = 1, kBlocked = 2;
+  __device__ __forceinline__ int next(Page& pg, int hold) {
+    while (left > 0) {
+      if (s == hold) return kBlocked;
+      --left;
+      mbar_wait(base + kFull + 8 * s, phase());  // event ①: the stage and its metadata
+      const uint32_t mine = lds(base + kMetaOffset + s * kMetaBytes + 4 * c);
+      pg.packed = s | static_cast<int>(((mine >> (8 * warp)) & 0xffu) << 8);
+      advance();
+      if (mine) return kFound;  // warpgroup-uniform
+      arrive(base + kEmpty + 8 * pg.s());
+    }
+    return kNone;
+  }
+};
+
+// ---- FP8: one stage = one page (fp8_wgmma.cuh)
+// The online-softmax step of my warp on page pg in two parts: part A the row maxima and the
+// exponentials of columns 0 .. 63, part B those of columns 64 .. 127 and the running sums; each
+// part fills half of the P fragments. A warp whose query does not see the page gives P = 0 and
+// a = 1.
 struct PageStep {
   SoftmaxSums st;
   float al_lo, al_hi;
@@ -311,51 +398,37 @@ __device__ __forceinline__ void softmax_b(float (&d)[64], const Page& pg, int t,
   }
 }
 
-// S = Q8 K8^T of the page in ring position s, issued (not waited for).
-__device__ __forceinline__ void issue_qk(float (&d)[64], uint32_t base, uint32_t q8, int s) {
+// S = Q8 K8^T of the page at stage address st, issued (not waited for).
+__device__ __forceinline__ void issue_qk(float (&d)[64], uint32_t q8, uint32_t st) {
   if constexpr ((PW_WS_ABLATE & 2) == 0) {
-    wgmma_issue_ss(d, q8, base + kRingOffset + s * kStageBytes);
+    wgmma_issue_ss(d, q8, st);
   } else {
 #pragma unroll
     for (int e = 0; e < 64; ++e) asm volatile("mov.b32 %0, 0x3f800000;" : "=f"(d[e]));
   }
 }
-// Output dims 64 h .. 64 h + 63 of O_p = P8 V8 for the page in ring position s, issued.
+// Output dims 64 h .. 64 h + 63 of O_p = P8 V8 for the page at stage address st, issued.
 template <int kHalf>
 __device__ __forceinline__ void issue_pv(float (&op)[32], const uint32_t (&pa)[kKSteps][4],
-                                         uint32_t base, int s) {
+                                         uint32_t st) {
   if constexpr ((PW_WS_ABLATE & 2) == 0) {
-    wgmma_issue_half(op, pa, base + kRingOffset + s * kStageBytes + kTileBytes +
-                                 kHalf * (kTileBytes / 2));
+    wgmma_issue_half(op, pa, st + kTileBytes + kHalf * (kTileBytes / 2));
   }
 }
 
-__device__ __forceinline__ void consume(const Args& a, uint32_t base, int c) {
+__device__ __forceinline__ void consume_fp8(const Args& a, uint32_t base, int c) {
   const int tid = threadIdx.x - 128 * (1 + c);
   const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
-  const int my_slot = kConsumerSlots * c + warp;
-  const uint32_t q8 = base + kQ8Offset + c * kQ8TileBytes;
-  int s = 0;
-  uint32_t phase = 0;
-  for (int j = 0;; ++j) {
-    const int b = j & 1;
-    const uint32_t jp = (j >> 1) & 1;
-    const uint32_t h = base + kHeaderOffset + b * kHeaderBytes;
-    mbar_wait(base + kHFull + 8 * b, jp);
-    if (lds(h + kHWork) < 0) return;  // (the loader and the scheduler are done too)
-    const int count = lds(h + kHCount);
-    const int head = lds(h + kHHead), qid = lds(h + kHQid + 4 * my_slot);
-
-    arrive(base + kHFree + 8 * b);  // the header is read
-
-    // Q rows g and g + 8 of my query from the group's Q stage -> E4M3 (fp8_wgmma.cuh) -> my
-    // Q8 tile, which the QK products read.
-    mbar_wait(base + kFull + 8 * s, phase);
+  const uint32_t q8 = base + kQTileOffset + c * kQTileBytes;
+  Walker w{base, c, warp};
+  for (int q_stage; w.open(1, q_stage);) {
+    // Q rows g and g + 8 of my query from the Q stage -> E4M3 -> my Q8 tile.
     float rf_lo, rf_hi;
     {
+      const int qid = w.my_qid();
       uint2 raw[2][2 * kKSteps];
       uint32_t qa[kKSteps][4];
-      const uint32_t qrow = base + kRingOffset + s * kStageBytes + my_slot * kQRowBytes;
+      const uint32_t qrow = w.stage(q_stage) + (kConsumerSlots * c + warp) * kQRowBytes;
 #pragma unroll
       for (int hr = 0; hr < 2; ++hr) {
 #pragma unroll
@@ -365,43 +438,16 @@ __device__ __forceinline__ void consume(const Args& a, uint32_t base, int c) {
                                  : make_uint2(0u, 0u);
         }
       }
-      quantize_q_rows(raw, __ldg(a.k_scale + head) * a.plan.scale_log2, qa, rf_lo, rf_hi);
+      quantize_q_rows(raw, __ldg(a.k_scale + w.head()) * a.plan.scale_log2, qa, rf_lo, rf_hi);
       store_a_tile(q8, qa, warp, g, t);  // my previous group's QKs have all completed
-      fence_proxy_async();
     }
-    arrive(base + kEmpty + 8 * s);  // the Q stage is read
-    if (++s == kStages) s = 0, phase ^= 1u;
-    asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");  // my Q8 tile is complete
+    w.close_q(q_stage);
 
     float o[64];
 #pragma unroll
     for (int i = 0; i < 64; ++i) o[i] = 0.f;
     float m_lo = -INFINITY, m_hi = -INFINITY;  // running max (log2 units) of rows g, g + 8
     float l_lo = 0.f, l_hi = 0.f;              // this thread's part of the running sums (x 2^8)
-
-    // The next stage of this group that my consumer works on; stages it skips are released
-    // at once (event ②). kNone: the group has no more. kBlocked: the next stage to look at
-    // would land in ring slot `hold`, which this consumer still holds (the page whose PV is
-    // pending), so the loader cannot fill it: finish that page first, then look again.
-    constexpr int kFound = 0, kNone = 1, kBlocked = 2;
-    int left = count;
-    auto next_page = [&](Page& pg, int hold) {
-      while (left > 0) {
-        if (s == hold) return kBlocked;
-        --left;
-        mbar_wait(base + kFull + 8 * s, phase);  // event ①: the stage and its metadata
-        const uint32_t mine = lds(base + kMetaOffset + s * kMetaBytes + 4 * c);
-        pg.packed = s | static_cast<int>(((mine >> (8 * warp)) & 0xffu) << 8);
-        if (++s == kStages) s = 0, phase ^= 1u;
-        if (mine) return kFound;  // warpgroup-uniform
-        arrive(base + kEmpty + 8 * pg.s());
-      }
-      return kNone;
-    };
-    auto release = [&](const Page& pg) {
-      __syncwarp();
-      arrive(base + kEmpty + 8 * pg.s());  // event ②: this thread is done with the stage
-    };
 
     // Page k's PV runs on the tensor cores while page k + 1's softmax runs on the CUDA cores:
     // QK(k+1) and the first half of PV(k) are issued together, softmax part A of page k+1 runs
@@ -422,76 +468,175 @@ __device__ __forceinline__ void consume(const Args& a, uint32_t base, int c) {
                     uint32_t (&p_nxt)[kKSteps][4], PageStep& s_nxt) {
       __syncwarp();
       if constexpr (PW_WS_OVERLAP) {
-        issue_qk(d, base, q8, nxt.s());           // S of the next page (d is free again) ...
-        issue_pv<0>(op, p_cur, base, cur.s());    // ... then half of O_p of this page behind it
-        wgmma_wait<1>();                        // S is there; the PV half still runs
+        issue_qk(d, q8, w.stage(nxt.s()));        // S of the next page (d is free again) ...
+        issue_pv<0>(op, p_cur, w.stage(cur.s()));  // ... then half of O_p of this page
+        wgmma_wait<1>();                         // S is there; the PV half still runs
         fence_acc(d);
         softmax_a(d, nxt, t, rf_lo, rf_hi, m_lo, m_hi, s_nxt, p_nxt);
         fold(s_cur, std::integral_constant<int, 0>());
-        issue_pv<1>(op, p_cur, base, cur.s());    // the other half runs during part B
+        issue_pv<1>(op, p_cur, w.stage(cur.s()));  // the other half runs during part B
         softmax_b(d, nxt, t, rf_lo, rf_hi, s_nxt, l_lo, l_hi, p_nxt);
         fold(s_cur, std::integral_constant<int, 1>());
       } else {  // one product at a time
-        issue_pv<0>(op, p_cur, base, cur.s());
+        issue_pv<0>(op, p_cur, w.stage(cur.s()));
         fold(s_cur, std::integral_constant<int, 0>());
-        issue_pv<1>(op, p_cur, base, cur.s());
+        issue_pv<1>(op, p_cur, w.stage(cur.s()));
         fold(s_cur, std::integral_constant<int, 1>());
-        issue_qk(d, base, q8, nxt.s());
+        issue_qk(d, q8, w.stage(nxt.s()));
         wgmma_wait<0>();
         fence_acc(d);
         softmax_a(d, nxt, t, rf_lo, rf_hi, m_lo, m_hi, s_nxt, p_nxt);
         softmax_b(d, nxt, t, rf_lo, rf_hi, s_nxt, l_lo, l_hi, p_nxt);
       }
-      release(cur);
+      w.release(cur.s());
       cur = nxt;
     };
     auto last = [&](uint32_t (&p_cur)[kKSteps][4], const PageStep& s_cur) {
       __syncwarp();
-      issue_pv<0>(op, p_cur, base, cur.s());  // the group's last page
+      issue_pv<0>(op, p_cur, w.stage(cur.s()));  // the group's last page
       fold(s_cur, std::integral_constant<int, 0>());
-      issue_pv<1>(op, p_cur, base, cur.s());
+      issue_pv<1>(op, p_cur, w.stage(cur.s()));
       fold(s_cur, std::integral_constant<int, 1>());
-      release(cur);
+      w.release(cur.s());
     };
-    for (int got = next_page(cur, -1); got == kFound; got = next_page(cur, -1)) {
+    for (int got = w.next(cur, -1); got == Walker::kFound; got = w.next(cur, -1)) {
       __syncwarp();  // wgmma is .aligned: the warp converges after the per-thread waits
-      issue_qk(d, base, q8, cur.s());
+      issue_qk(d, q8, w.stage(cur.s()));
       wgmma_wait<0>();
       fence_acc(d);
       softmax_a(d, cur, t, rf_lo, rf_hi, m_lo, m_hi, sa, pa);
       softmax_b(d, cur, t, rf_lo, rf_hi, sa, l_lo, l_hi, pa);
       for (;;) {
-        got = next_page(nxt, cur.s());
-        if (got != kFound) {
+        got = w.next(nxt, cur.s());
+        if (got != Walker::kFound) {
           last(pa, sa);
           break;
         }
         step(pa, sa, pb, sb);
-        got = next_page(nxt, cur.s());
-        if (got != kFound) {
+        got = w.next(nxt, cur.s());
+        if (got != Walker::kFound) {
           last(pb, sb);
           break;
         }
         step(pb, sb, pa, sa);
       }
-      if (got == kNone) break;
+      if (got == Walker::kNone) break;
     }
 
+    const int qid = w.my_qid(), head = w.head();
     if (qid >= 0) {  // o[π[r]]: O and l both carry the 2^8 of P; V's scale here
       store_rows(a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim, o,
                  l_lo, l_hi, __ldg(a.v_scale + head), g, t);
     }
+    w.close_group();
   }
 }
 
-}  // namespace union8ws
-}  // namespace pageweaver
+// ---- BF16: one stage = half a page (bf16_wgmma.cuh), the PV accumulates into O
+// The softmax step of my warp on the stage pg (P = 0 and a = 1 when my query does not see it).
+__device__ __forceinline__ void softmax_bf16(float (&d)[32], const Page& pg, int t, float c,
+                                             float& m_lo, float& m_hi, float& l_lo,
+                                             float& l_hi, float& al_lo, float& al_hi,
+                                             uint32_t (&pa)[bf16::kPVSteps][4]) {
+  al_lo = al_hi = 1.f;
+  const int vis = pg.seen();
+  SoftmaxSums st;
+  if (vis >= bf16::kStageTokens) {
+    softmax_max<false, bf16::kStageTokens, 0>(d, vis, t, c, c, m_lo, m_hi, al_lo, al_hi, st);
+    bf16::softmax_exps<false>(d, vis, t, c, st, pa);
+    softmax_finish(al_lo, al_hi, st, l_lo, l_hi);
+  } else if (vis > 0) {  // causal / length tail inside this stage
+    softmax_max<true, bf16::kStageTokens, 0>(d, vis, t, c, c, m_lo, m_hi, al_lo, al_hi, st);
+    bf16::softmax_exps<true>(d, vis, t, c, st, pa);
+    softmax_finish(al_lo, al_hi, st, l_lo, l_hi);
+  } else {
+#pragma unroll
+    for (int ks = 0; ks < bf16::kPVSteps; ++ks) pa[ks][0] = pa[ks][1] = pa[ks][2] = pa[ks][3] = 0u;
+  }
+}
 
-// Persistent: grid = one CTA per SM, 384 threads, union8ws::kSmemBytes of dynamic shared memory;
-// the plan is built with g = 8.
-extern "C" __global__ void __launch_bounds__(pageweaver::union8ws::kThreads, 1)
-    union8ws_fp8(const pageweaver::union8ws::Args a) {
-  using namespace pageweaver::union8ws;
+__device__ __forceinline__ void consume_bf16(const Args& a, uint32_t base, int c) {
+  const int tid = threadIdx.x - 128 * (1 + c);
+  const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+  const uint32_t q_tile = base + kQTileOffset + c * kQTileBytes;
+  const float cs = a.plan.scale_log2;
+  Walker w{base, c, warp};
+  for (int q_stage; w.open(2, q_stage);) {
+    uint32_t present = 0;  // bit r: slot 4c + r holds a query
+#pragma unroll
+    for (int r = 0; r < kConsumerSlots; ++r) {
+      present |= (w.qid(kConsumerSlots * c + r) >= 0 ? 1u : 0u) << r;
+    }
+    bf16::copy_q_tile(w.stage(q_stage) + kConsumerSlots * c * kQRowBytes, q_tile, tid, present);
+    w.close_q(q_stage);
+
+    float o[64];
+#pragma unroll
+    for (int i = 0; i < 64; ++i) o[i] = 0.f;
+    float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.f, l_hi = 0.f;
+
+    // Stage k's PV (accumulating into O) runs while stage k + 1's softmax runs; O is rescaled
+    // by stage k + 1's a once that PV is done, before stage k + 1's PV is issued.
+    float d[32];
+    uint32_t pa[bf16::kPVSteps][4], pb[bf16::kPVSteps][4];
+    float al_lo, al_hi;
+    Page cur{0}, nxt{0};
+    auto step = [&](uint32_t (&p_cur)[bf16::kPVSteps][4], uint32_t (&p_nxt)[bf16::kPVSteps][4]) {
+      __syncwarp();
+      bf16::issue_qk(d, q_tile, w.stage(nxt.s()));
+      bf16::issue_pv(o, p_cur, w.stage(cur.s()) + bf16::kTileBytes);
+      wgmma_wait<1>();
+      fence_acc(d);
+      softmax_bf16(d, nxt, t, cs, m_lo, m_hi, l_lo, l_hi, al_lo, al_hi, p_nxt);
+      wgmma_wait<0>();
+      fence_acc(o);
+      if (nxt.seen()) bf16::rescale(o, al_lo, al_hi);
+      w.release(cur.s());
+      cur = nxt;
+    };
+    auto last = [&](uint32_t (&p_cur)[bf16::kPVSteps][4]) {
+      __syncwarp();
+      bf16::issue_pv(o, p_cur, w.stage(cur.s()) + bf16::kTileBytes);
+      wgmma_wait<0>();
+      fence_acc(o);
+      w.release(cur.s());
+    };
+    for (int got = w.next(cur, -1); got == Walker::kFound; got = w.next(cur, -1)) {
+      __syncwarp();
+      bf16::issue_qk(d, q_tile, w.stage(cur.s()));
+      wgmma_wait<0>();
+      fence_acc(d);
+      softmax_bf16(d, cur, t, cs, m_lo, m_hi, l_lo, l_hi, al_lo, al_hi, pa);
+      if (cur.seen()) bf16::rescale(o, al_lo, al_hi);
+      for (;;) {
+        got = w.next(nxt, cur.s());
+        if (got != Walker::kFound) {
+          last(pa);
+          break;
+        }
+        step(pa, pb);
+        got = w.next(nxt, cur.s());
+        if (got != Walker::kFound) {
+          last(pb);
+          break;
+        }
+        step(pb, pa);
+      }
+      if (got == Walker::kNone) break;
+    }
+
+    const int qid = w.my_qid(), head = w.head();
+    if (qid >= 0) {
+      store_rows(a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim, o,
+                 l_lo, l_hi, 1.f, g, t);
+    }
+    w.close_group();
+  }
+}
+
+// The kernel body: barriers, then the three roles.
+template <bool kBf16>
+__device__ __forceinline__ void union8ws(const Args& a) {
   extern __shared__ __align__(1024) uint8_t smem[];
   const uint32_t base = (smem_addr(smem) + 1023u) & ~1023u;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -511,10 +656,31 @@ extern "C" __global__ void __launch_bounds__(pageweaver::union8ws::kThreads, 1)
 
   if (warp < 4) {  // the producer warpgroup gives registers to the consumers
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
-    if (warp == 0) load_pages(a, base, lane);
+    if (warp == 0) load_pages<kBf16 ? 2 : 1>(a, base, lane);
     if (warp == 1) schedule(a, base, lane);
     return;
   }
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
-  consume(a, base, warp / 4 - 1);
+  if constexpr (kBf16) {
+    consume_bf16(a, base, warp / 4 - 1);
+  } else {
+    consume_fp8(a, base, warp / 4 - 1);
+  }
 }
+
+}  // namespace union8ws
+}  // namespace pageweaver
+
+// Persistent: grid = one CTA per SM, 384 threads, union8ws::kSmemBytes of dynamic shared memory;
+// the plan is built with g = 8. FP8: a.k / a.vt are the FP8 cache's tiles, one per page and
+// head; BF16: the half-page BF16 tiles of the same layout (k_scale / v_scale unused).
+extern "C" __global__ void __launch_bounds__(pageweaver::union8ws::kThreads, 1)
+    union8ws_fp8(const pageweaver::union8ws::Args a) {
+  pageweaver::union8ws::union8ws<false>(a);
+}
+extern "C" __global__ void __launch_bounds__(pageweaver::union8ws::kThreads, 1)
+    union8ws_bf16(const pageweaver::union8ws::Args a) {
+  pageweaver::union8ws::union8ws<true>(a);
+}
+// The dynamic shared memory the launcher must pass (read by the GPU tests).
+extern "C" __device__ const int union8ws_smem_bytes = pageweaver::union8ws::kSmemBytes;

@@ -50,20 +50,23 @@ def tau() -> np.ndarray:
             + (a & 1))
 
 
-def _swizzle_index(device=None):
-    """``idx[r, c]`` = source 16-byte chunk of stored chunk ``c`` in row ``r`` (XOR is its own
-    inverse, so the same index swizzles and unswizzles)."""
+def _swizzle_index(rows: int, device=None):
+    """``idx[r, c]`` = source 16-byte chunk of stored chunk ``c`` in row ``r`` of a tile of
+    ``rows`` 128-byte rows (XOR is its own inverse, so the same index swizzles and unswizzles)."""
     import torch
 
-    r = torch.arange(PAGE, device=device)[:, None]
+    r = torch.arange(rows, device=device)[:, None]
     c = torch.arange(8, device=device)[None, :]
     return c ^ (r & 7)
 
 
-def _swizzle(rows):
-    """``rows`` uint8 ``[..., 128, 128]`` -> the same bytes in 128-byte-swizzle order."""
+def swizzle_rows(rows):
+    """``rows`` uint8 ``[..., R, 128]`` -> the same bytes in 128-byte-swizzle order (16-byte
+    chunk ``c`` of row ``r`` stored at chunk ``c ^ (r & 7)``), the layout wgmma descriptors
+    with the 128-byte swizzle read."""
+    n = rows.shape[-2]
     x = rows.reshape(*rows.shape[:-1], 8, 16)
-    idx = _swizzle_index(rows.device)[:, :, None].expand(PAGE, 8, 16)
+    idx = _swizzle_index(n, rows.device)[:, :, None].expand(n, 8, 16)
     idx = idx.expand(*x.shape)
     return x.gather(-2, idx).reshape(rows.shape)
 
@@ -77,8 +80,8 @@ def pack_tiles(kv: Fp8KV):
     order = torch.from_numpy(tau()).to(v.device)
     vt = v.transpose(-1, -2)[..., order]  # [pages, H, dim n, position a] = v[tau(a), n]
     pages, heads = k.shape[:2]
-    return (_swizzle(k).reshape(pages, heads, TILE_BYTES).contiguous(),
-            _swizzle(vt.contiguous()).reshape(pages, heads, TILE_BYTES).contiguous())
+    return (swizzle_rows(k).reshape(pages, heads, TILE_BYTES).contiguous(),
+            swizzle_rows(vt.contiguous()).reshape(pages, heads, TILE_BYTES).contiguous())
 
 
 def unpack_tiles(k_tiles, vt_tiles):
@@ -86,8 +89,8 @@ def unpack_tiles(k_tiles, vt_tiles):
     import torch
 
     pages, heads = k_tiles.shape[:2]
-    k = _swizzle(k_tiles.reshape(pages, heads, PAGE, DIM))
-    vt = _swizzle(vt_tiles.reshape(pages, heads, DIM, PAGE))
+    k = swizzle_rows(k_tiles.reshape(pages, heads, PAGE, DIM))
+    vt = swizzle_rows(vt_tiles.reshape(pages, heads, DIM, PAGE))
     inv = torch.from_numpy(np.argsort(tau())).to(vt.device)
     v = vt[..., inv].transpose(-1, -2)
     return (k.contiguous().view(torch.float8_e4m3fn),

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gpu_cases import causal_tail_case, random_case, run_cpu_plan, run_gpu_plan
+from gpu_cases import bf16_qkv, causal_tail_case, random_case, run_cpu_plan, run_gpu_plan
+from test_gpu_union8 import _check as check_bf16
+from test_gpu_union8 import _reference
 from test_gpu_union8_fp8 import _check, _run, _tensors
 
 from pageweaver_edu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
@@ -159,3 +161,92 @@ def test_gpu_prepared_plan():
         q, topk, cpos, lens)
     cpu_perm = [greedy_regroup(topk[h], 128, 8) for h in range(2)]
     assert torch.equal(out, _run(q, cache, topk, cpos, lens, cpu_perm))
+
+
+# ---- the BF16 kernel (union8ws_bf16): float64 reference, every ordering bitwise identical
+
+def _ws_bf16(q, k, v, topk, cpos, lens, perms=None, offsets=None, stages=6):
+    from pageweaver_edu.union8ws_launch import WsUnionAttention, bf16_half_pages
+
+    cache = bf16_half_pages(k, v)
+
+    def launch(plan, c, ln, out):
+        WsUnionAttention(q, cache, c, ln, stages=stages, out=out).run(plan)
+
+    return run_cpu_plan(launch, q, topk, cpos, lens, perms, 8, offsets)
+
+
+@pytest.mark.parametrize(
+    "n,pages,k,heads,causal,lengths",
+    [(1, 3, 2, 1, False, False), (5, 8, 4, 1, True, False), (13, 40, 16, 1, True, True),
+     (64, 40, 16, 2, False, True), (203, 24, 8, 1, True, True), (300, 64, 16, 1, False, False),
+     (700, 80, 16, 8, True, True)],
+)
+def test_bf16_random_inputs_match_reference_and_order(n, pages, k, heads, causal, lengths):
+    import torch
+
+    rng = np.random.default_rng(n * 13 + pages)
+    topk, cpos, lens = random_case(rng, n, pages, k, heads, causal, lengths)
+    q, kk, v = bf16_qkv(rng, n, pages, heads)
+    orig = _ws_bf16(q, kk, v, topk, cpos, lens)
+    rows = np.arange(0, n, max(1, n // 150))
+    ref = _reference(q[torch.from_numpy(rows).cuda()], kk, v, topk[:, rows],
+                     None if cpos is None else cpos[rows], None if lens is None else lens[rows])
+    check_bf16(orig[torch.from_numpy(rows).cuda()], ref)
+    perms = [greedy_regroup(topk[h], 64 if n >= 64 else 8, 8) for h in range(heads)]
+    assert torch.equal(orig, _ws_bf16(q, kk, v, topk, cpos, lens, perms)), "regrouped differs"
+    rand = [rng.permutation(n) for _ in range(heads)]
+    assert torch.equal(orig, _ws_bf16(q, kk, v, topk, cpos, lens, rand)), "random order differs"
+    assert torch.equal(orig, _ws_bf16(q, kk, v, topk, cpos, lens, stages=3)), "3 stages differ"
+
+
+def test_bf16_causal_tails_empty_rows_and_packed_requests():
+    import torch
+
+    rng = np.random.default_rng(4)
+    topk, cpos, lens = causal_tail_case(rng, 96, 12)  # cuts inside pages, some L_i = 0
+    q, kk, v = bf16_qkv(rng, 96, 12, 1)
+    check_bf16(_ws_bf16(q, kk, v, topk, cpos, lens), _reference(q, kk, v, topk, cpos, lens))
+    offsets = np.array([0, 5, 17, 30, 31])
+    topk, cpos, lens = random_case(rng, 31, 16, 6, 1, True, False)
+    q, kk, v = bf16_qkv(rng, 31, 16, 1)
+    out = _ws_bf16(q, kk, v, topk, cpos, lens, offsets=offsets)
+    check_bf16(out, _reference(q, kk, v, topk, cpos, lens, offsets))
+    perm = greedy_regroup(topk[0], 8, 8, request_offsets=offsets)
+    assert torch.equal(out, _ws_bf16(q, kk, v, topk, cpos, lens, [perm], offsets=offsets))
+
+
+def test_bf16_preset_and_online_plan():
+    import torch
+
+    from pageweaver_edu.union8ws_launch import WsUnionAttention, bf16_half_pages
+
+    cap = make_preset("cap64k")
+    topk = cap.topk[None]
+    n, pages = cap.num_queries, int(cap.topk.max()) + 1
+    rng = np.random.default_rng(2)
+    q, kk, v = bf16_qkv(rng, n, pages, 1)
+    out = _ws_bf16(q, kk, v, topk, cap.causal_pos, cap.lengths)
+    rows = np.sort(rng.choice(n, 96, replace=False))
+    check_bf16(out[torch.from_numpy(rows).cuda()],
+               _reference(q[torch.from_numpy(rows).cuda()], kk, v, topk[:, rows],
+                          cap.causal_pos[rows], cap.lengths[rows]))
+    cache = bf16_half_pages(kk, v)
+    online, _ = run_gpu_plan(
+        lambda plan, c, ln, o: WsUnionAttention(q, cache, c, ln, out=o).run(plan),
+        q, topk, cap.causal_pos, cap.lengths)
+    assert torch.equal(out, online), "online W128 plan differs from the original order"
+
+
+def test_shared_memory_size_matches_the_kernel():
+    """The front end's smem_bytes() is the kernel's kSmemBytes (exported as a constant)."""
+    import pycuda.driver as drv
+
+    from pageweaver_edu.gpu.loader import load_module
+    from pageweaver_edu.union8ws_launch import STAGES, smem_bytes
+
+    mod = load_module("union8ws.cu", "compute_90a", "sm_90a", (f"-DPW_WS_STAGES={STAGES}",))
+    ptr, size = mod.get_global("union8ws_smem_bytes")
+    host = np.zeros(1, np.int32)
+    drv.memcpy_dtoh(host, ptr)
+    assert size == 4 and int(host[0]) == smem_bytes(STAGES)

@@ -1,6 +1,6 @@
 """CPU greedy-regroup timing on the cap64k preset.
 
-Times the vectorized bitmap regroup (:func:`pageweaver_edu.regroup_bitmap.greedy_regroup`)
+Times the vectorized bitmap regroup (:func:`pageweaver_edu.regroup.bitmap.greedy_regroup`)
 at W64 and W128 (median of ``--runs`` timed calls after one warm-up call) and the readable
 set-based version once at W128, checks that both give the same π, prints a table and writes
 ``benchmarks/results/cpu_regroup.json``. Target (issue 2): W128 <= 150 ms on a 2-core CPU.
@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pageweaver_edu.gpu.results import cpu_model, source_commit
-from pageweaver_edu.regroup_bitmap import greedy_regroup
-from pageweaver_edu.regroup_sets import greedy_regroup_sets
+from pageweaver_edu.records import cpu_model, source_commit
+from pageweaver_edu.regroup.bitmap import greedy_regroup
+from pageweaver_edu.regroup.sets import greedy_regroup_sets
 from pageweaver_edu.workloads import make_preset
 
 ROOT = Path(__file__).resolve().parent

@@ -14,7 +14,7 @@ one launch for all heads).
     python benchmarks/bench_gpu_regroup.py --out benchmarks/results/gpu_regroup_h200.json
 
 The file's ``commit`` is ``$PAGEWEAVER_COMMIT`` when set, else git's HEAD (``+worktree`` when
-tracked files differ), else "uncommitted" (:func:`pageweaver_edu.gpu.results.source_commit`).
+tracked files differ), else "uncommitted" (:func:`pageweaver_edu.records.source_commit`).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from pageweaver_edu import greedy_regroup, prepare_unions
-from pageweaver_edu.device import require_gpu
-from pageweaver_edu.gpu.results import result_environment
+from pageweaver_edu.gpu.device import require_gpu
+from pageweaver_edu.records import result_environment
 from pageweaver_edu.workloads import make_preset
 
 PAPER_US = {"gpu_regroup_w64": 19.3, "gpu_regroup_w128": 34.6}
@@ -104,9 +104,9 @@ def main(argv=None) -> int:
     # (an empty kernel), the window table read instead of computed, one-window chunks (no
     # capacity-fallback handshake), and rows not sorted by page id (same sets, same π: the
     # kernel's first-occurrence test then compares every slot pair).
+    from pageweaver_edu.core.inputs import as_request_offsets
     from pageweaver_edu.gpu.loader import get_kernel, launch
     from pageweaver_edu.gpu.regroup import RegroupPlan
-    from pageweaver_edu.inputs import as_request_offsets
 
     spin = get_kernel("bench_spin.cu", "spin_ns", "Q")
     add("harness_floor[empty kernel]",

@@ -24,11 +24,11 @@ prints a compact table last.
     python benchmarks/bench_union8.py [--presets cap64k,...] [--heads 1,8] [--reps 30]
 
 The files' ``commit`` is ``$PAGEWEAVER_COMMIT`` when set, else git's HEAD (``+worktree`` when
-tracked files differ), else "uncommitted" (:func:`pageweaver_edu.gpu.results.source_commit`).
+tracked files differ), else "uncommitted" (:func:`pageweaver_edu.records.source_commit`).
 
 ``--fp8`` runs the FP8 E4M3 kernels (``kernels/union8_fp8.cu``) instead: per preset the same
 inputs, K/V quantized once to the paged FP8 cache (per-head scales), checks against the CPU
-emulation (:mod:`pageweaver_edu.fp8_emulation`, sampled rows) and float64, bitwise equality of
+emulation (:mod:`pageweaver_edu.replay.fp8`, sampled rows) and float64, bitwise equality of
 every ordering, then ``union8_fp8_original`` / ``_fixed_w128`` / ``_online_w128`` /
 ``union4_fp8_original`` (+ ``_attn`` rows) beside the BF16 ``union8_*`` rows, FlexAttention and
 the gather reference of the same run; writes ``union8_fp8_<preset>[_hH]_h200.json``.
@@ -49,8 +49,8 @@ import union8_bench_common as common
 from union8_bench_common import nrms
 from union8_bench_fp8 import print_fp8_table, run_preset_fp8, smoke_fp8
 
-from pageweaver_edu.attention import reference_attention
-from pageweaver_edu.gpu.results import result_environment
+from pageweaver_edu.core.attention import reference_attention
+from pageweaver_edu.records import result_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"vs_flex": 15.0, "vs_gather": 10.0, "tflops_c4": 300.0}
@@ -62,7 +62,7 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
     import torch
 
     from pageweaver_edu.gpu import regroup_plan
-    from pageweaver_edu.union8_launch import UnionAttention, gpu_prepare_plan
+    from pageweaver_edu.gpu.union8 import UnionAttention, gpu_prepare_plan
 
     x = common.preset_inputs(name, heads)
     cap, n, offsets, q, k, v = x.cap, x.n, x.offsets, x.q, x.k, x.v
@@ -153,7 +153,7 @@ def smoke() -> int:
     """A tiny end-to-end call (2 KV heads, tail groups, causal + lengths, Union8 and Union4,
     CPU and GPU plans) for compute-sanitizer and as a hang check before the long runs."""
 
-    from pageweaver_edu.union8_launch import union_attention
+    from pageweaver_edu.gpu.union8 import union_attention
 
     s = common.smoke_case()
     outs = common.smoke_outputs(
@@ -213,7 +213,7 @@ def main(argv=None) -> int:
     args.flex_presets = [p for p in args.flex_presets.split(",") if p]
     args.flex_blocks = [tuple(int(x) for x in b.split("x")) for b in args.flex_blocks.split(",")
                         if b]
-    from pageweaver_edu.device import require_gpu
+    from pageweaver_edu.gpu.device import require_gpu
 
     require_gpu()
     env = result_environment(ROOT)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pageweaver_edu.gpu.results import cpu_model, source_commit
+from pageweaver_edu.records import cpu_model, source_commit
 
 ROOT = Path(__file__).resolve().parent
 TARGET_MS = 100.0
@@ -46,7 +46,7 @@ def optional(module: str):
 
 def regroup_cases(presets) -> Iterator[Case]:
     """Chapter 03: round stepper, grouping view, W curve."""
-    from pageweaver_edu import viz_regroup as vr
+    from pageweaver_edu.notebook import regroup as vr
 
     steps = {"g3 example": vr.greedy_steps(vr.G3_EXAMPLE, 6, 3),
              "cap64k W64": vr.greedy_steps(presets["cap64k"].topk[:N], 64, 8)}
@@ -95,8 +95,8 @@ def bitmap_cases(presets) -> Iterator[Case]:
     vb = optional("viz_bitmap")
     if vb is None:
         return
-    from pageweaver_edu.regroup_bitmap import greedy_regroup
-    from pageweaver_edu.union_prep import prepare_unions
+    from pageweaver_edu.core.union_plan import prepare_unions
+    from pageweaver_edu.regroup.bitmap import greedy_regroup
 
     cap = presets["cap64k"]
     top = cap.topk[:N]
@@ -119,9 +119,9 @@ def pipeline_cases(presets) -> Iterator[Case]:
     pp = optional("pipeline_plot")
     if pp is None:
         return
-    from pageweaver_edu.pipeline_sim import Durations, flags_from_masks, simulate
-    from pageweaver_edu.regroup_bitmap import greedy_regroup
-    from pageweaver_edu.union_prep import prepare_unions
+    from pageweaver_edu.core.union_plan import prepare_unions
+    from pageweaver_edu.regroup.bitmap import greedy_regroup
+    from pageweaver_edu.replay.pipeline import Durations, flags_from_masks, simulate
 
     top = presets["cap64k"].topk[:N]
     plan = prepare_unions(top, greedy_regroup(top, 128))

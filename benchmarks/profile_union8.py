@@ -26,10 +26,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     import torch
 
-    from pageweaver_edu.regroup_bitmap import greedy_regroup
-    from pageweaver_edu.union8_fp8_launch import Fp8UnionAttention, fp8_cache_from_bf16
-    from pageweaver_edu.union8_launch import UnionAttention, plan_from_cpu
-    from pageweaver_edu.union_prep import prepare_unions
+    from pageweaver_edu.core.union_plan import prepare_unions
+    from pageweaver_edu.gpu.union8 import UnionAttention, plan_from_cpu
+    from pageweaver_edu.gpu.union8_fp8 import Fp8UnionAttention, fp8_cache_from_bf16
+    from pageweaver_edu.regroup.bitmap import greedy_regroup
 
     x = preset_inputs(args.preset, 1)
     perm = greedy_regroup(x.cap.topk, 128, 8, **x.cap.regroup_kwargs())

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from pageweaver_edu.windows import plan_windows
+from pageweaver_edu.core.windows import plan_windows
 from pageweaver_edu.workloads import make_preset
 
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pageweaver_edu.regroup_bitmap import greedy_regroup
-from pageweaver_edu.union_metrics import union_stats
-from pageweaver_edu.union_prep import prepare_unions
+from pageweaver_edu.core.union_metrics import union_stats
+from pageweaver_edu.core.union_plan import prepare_unions
+from pageweaver_edu.regroup.bitmap import greedy_regroup
 from pageweaver_edu.workloads import make_preset
 
 FLOP_PER_C4_ROUND = 64 * 128 * 128 * 4  # 64 rows x 128 tokens x d=128, QK and PV, 2 flop/FMA
@@ -90,7 +90,7 @@ def prepare_orderings(x: PresetInputs, windows, rng) -> Orderings:
     bit; tests/test_gpu_kernels checks that) and a random order drawn from ``rng``."""
     import torch
 
-    from pageweaver_edu.union8_launch import plan_from_cpu
+    from pageweaver_edu.gpu.union8 import plan_from_cpu
 
     caps, n, offsets = x.caps, x.n, x.offsets
     perms = {"original": [np.arange(n)] * len(caps)}
@@ -167,7 +167,7 @@ def time_baselines(x: PresetInputs, name: str, heads: int, args, add, check: dic
     printed); without it the baselines are only timed."""
     import torch
 
-    from pageweaver_edu.attention_baselines import FlexPageAttention, dedup_topk, gather_reference
+    from pageweaver_edu.replay.baselines import FlexPageAttention, dedup_topk, gather_reference
 
     q, k, v, cpos, lens = x.q, x.k, x.v, x.cpos, x.lens
     ids = dedup_topk(x.t32)
@@ -235,7 +235,7 @@ def smoke_outputs(case: SmokeCase, launch) -> list:
     import torch
 
     from pageweaver_edu.gpu import gpu_greedy_regroup
-    from pageweaver_edu.union8_launch import gpu_prepare_plan, plan_from_cpu
+    from pageweaver_edu.gpu.union8 import gpu_prepare_plan, plan_from_cpu
 
     topk, q = case.topk, case.q
     heads, n = topk.shape[0], topk.shape[1]

@@ -12,7 +12,7 @@ import numpy as np
 import union8_bench_common as common
 from union8_bench_common import nrms
 
-from pageweaver_edu.attention import reference_attention
+from pageweaver_edu.core.attention import reference_attention
 
 FP8_DENSE_PEAK_TFLOPS = 1979.0  # H100/H200 SXM dense FP8 tensor-core peak (datasheet)
 FP8_TARGETS = {"vs_bf16_union8": 1.5, "vs_flex": 25.0, "fraction_of_fp8_peak_c4": 0.40,
@@ -25,10 +25,10 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     """FP8 Union8 / Union4 on one preset: checks, then complete-call timings (see __doc__)."""
     import torch
 
-    from pageweaver_edu.fp8_emulation import Fp8KV, fp8_union_attention, reference_on_cache
     from pageweaver_edu.gpu import regroup_plan
-    from pageweaver_edu.union8_fp8_launch import Fp8UnionAttention, fp8_cache_from_bf16
-    from pageweaver_edu.union8_launch import UnionAttention, gpu_prepare_plan
+    from pageweaver_edu.gpu.union8 import UnionAttention, gpu_prepare_plan
+    from pageweaver_edu.gpu.union8_fp8 import Fp8UnionAttention, fp8_cache_from_bf16
+    from pageweaver_edu.replay.fp8 import Fp8KV, fp8_union_attention, reference_on_cache
 
     x = common.preset_inputs(name, heads)
     cap, n, offsets, q, k, v = x.cap, x.n, x.offsets, x.q, x.k, x.v
@@ -140,9 +140,9 @@ def smoke_fp8() -> int:
     """Tiny FP8 end-to-end call (2 KV heads, tail groups, causal + lengths, Union8 / Union4,
     CPU and GPU plans) for compute-sanitizer and as a hang check."""
 
-    from pageweaver_edu.fp8_emulation import Fp8KV, fp8_union_attention, reference_on_cache
-    from pageweaver_edu.union8_fp8_launch import fp8_cache_from_bf16
-    from pageweaver_edu.union8_fp8_launch import fp8_union_attention as run_fp8
+    from pageweaver_edu.gpu.union8_fp8 import fp8_cache_from_bf16
+    from pageweaver_edu.gpu.union8_fp8 import fp8_union_attention as run_fp8
+    from pageweaver_edu.replay.fp8 import Fp8KV, fp8_union_attention, reference_on_cache
 
     s = common.smoke_case()
     cache = fp8_cache_from_bf16(s.k, s.v)

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .capture import Capture, load_capture, save_capture
-from .inputs import PageWeaverInputError, check_grouping
-from .regroup_bitmap import greedy_regroup
-from .supports import canonical_rows
-from .union_metrics import union_stats
-from .windows import chunk_table, fallback_chunks
+from .core.capture import Capture, load_capture, save_capture
+from .core.inputs import PageWeaverInputError, check_grouping
+from .core.supports import canonical_rows
+from .core.union_metrics import union_stats
+from .core.windows import chunk_table, fallback_chunks
+from .regroup.bitmap import greedy_regroup
 
 EXIT_USER_ERROR = 2
 
@@ -144,7 +144,7 @@ def regroup(args) -> dict:
 
 def workload(args) -> dict:
     """Write a preset workload as a capture file."""
-    from .workloads import make_preset
+    from .workloads.presets import make_preset
 
     capture = make_preset(args.preset, seed=args.seed)
     out = Path(args.out)

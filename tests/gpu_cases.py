@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pageweaver_edu.union_prep import prepare_unions
+from pageweaver_edu.core.union_plan import prepare_unions
 
 HEADS, D, P = 16, 128, 128  # local Q heads per KV head, d, tokens per page
 
@@ -62,7 +62,7 @@ def run_cpu_plan(launch, q, topk, cpos, lens, perms=None, group=8, offsets=None)
     """Upload every KV head's CPU plan (π = ``perms[h]``, the identity when None), call
     ``launch(plan, causal_pos, lengths, out)`` with the positions on the GPU and ``out`` like
     ``q`` poisoned with NaN, synchronise and return ``out``."""
-    from pageweaver_edu.union8_launch import plan_from_cpu
+    from pageweaver_edu.gpu.union8 import plan_from_cpu
 
     heads, n = topk.shape[0], topk.shape[1]
     plans = [prepare_unions(topk[h], None if perms is None else perms[h], offsets, group)
@@ -76,7 +76,7 @@ def run_gpu_plan(launch, q, topk, cpos, lens, window=128):
     import torch
 
     from pageweaver_edu.gpu import gpu_greedy_regroup
-    from pageweaver_edu.union8_launch import gpu_prepare_plan
+    from pageweaver_edu.gpu.union8 import gpu_prepare_plan
 
     t32 = torch.from_numpy(topk).to(torch.int32).cuda().contiguous()
     perm = gpu_greedy_regroup(t32, window, 8)

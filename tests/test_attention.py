@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pageweaver_edu import PageWeaverInputError, reference_attention
-from pageweaver_edu.supports import token_support
+from pageweaver_edu.core.supports import token_support
 
 
 def dense_masked_softmax(q, k, v, topk, lengths, causal, page_table, offsets):

@@ -11,7 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pageweaver_edu.fp8_emulation import (  # noqa: E402
+from pageweaver_edu.replay.fp8 import (  # noqa: E402
     STAGES,
     accumulation_nrms,
     error_budget,

@@ -17,14 +17,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pageweaver_edu.fp8_emulation import Fp8KV, quantize_kv  # noqa: E402
-from pageweaver_edu.union8_fp8_launch import (  # noqa: E402
+from pageweaver_edu.gpu.union8_fp8 import (  # noqa: E402
     ARG_FORMAT,
     pack_tiles,
     smem_bytes,
     tau,
     unpack_tiles,
 )
+from pageweaver_edu.replay.fp8 import Fp8KV, quantize_kv  # noqa: E402
 
 
 def _swizzled(x):

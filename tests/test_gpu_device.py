@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pageweaver_edu
-from pageweaver_edu import device
+from pageweaver_edu.gpu import device
 
 
 def test_package_imports_without_gpu():
@@ -41,7 +41,7 @@ def test_entry_points_raise_clear_error_without_gpu():
 
 
 def test_recorded_results_reader(tmp_path, monkeypatch):
-    from pageweaver_edu.gpu import recorded_results, result_medians
+    from pageweaver_edu.records import recorded_results, result_medians
 
     (tmp_path / "x_h200.json").write_text(
         '{"device": "d", "results": [{"name": "gpu_regroup_w128", "median_us": 12.5}]}'
@@ -54,8 +54,8 @@ def test_recorded_results_reader(tmp_path, monkeypatch):
 
 
 def test_gpu_tables_follow_cpu_boundaries():
+    from pageweaver_edu.core.windows import plan_windows
     from pageweaver_edu.gpu.tables import regroup_tables, union_group_table
-    from pageweaver_edu.windows import plan_windows
 
     topk = np.zeros((50, 2), dtype=np.int64)
     wins, chunks = regroup_tables(50, 8, 4, [0, 13, 13, 50], 12)
@@ -68,7 +68,7 @@ def test_gpu_tables_follow_cpu_boundaries():
 
 
 def test_result_commit_honours_env(tmp_path, monkeypatch):
-    from pageweaver_edu.gpu.results import ENV_COMMIT, source_commit
+    from pageweaver_edu.records.environment import ENV_COMMIT, source_commit
 
     monkeypatch.setenv(ENV_COMMIT, "abc1234+worktree")
     assert source_commit() == "abc1234+worktree"

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from strategies import grouping_case
 
 from pageweaver_edu import PageWeaverInputError, greedy_regroup, prepare_unions
-from pageweaver_edu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
+from pageweaver_edu.gpu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
 from pageweaver_edu.workloads import make_preset, preset_names
 
 pytestmark = pytest.mark.gpu
@@ -167,8 +167,8 @@ def test_counted_chunk_path(variant):
     launch after launch."""
     import torch
 
+    from pageweaver_edu.core.inputs import as_request_offsets
     from pageweaver_edu.gpu.regroup import VARIANTS, RegroupPlan
-    from pageweaver_edu.inputs import as_request_offsets
 
     window = VARIANTS[variant][0]
     rng = np.random.default_rng(11)

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from gpu_cases import HEADS, bf16_qkv, causal_tail_case, random_case, run_cpu_plan, run_gpu_plan
 
-from pageweaver_edu.attention import reference_attention
-from pageweaver_edu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
-from pageweaver_edu.regroup_bitmap import greedy_regroup
+from pageweaver_edu.core.attention import reference_attention
+from pageweaver_edu.gpu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
+from pageweaver_edu.regroup.bitmap import greedy_regroup
 from pageweaver_edu.workloads import make_preset
 
 pytestmark = [pytest.mark.gpu]
@@ -34,7 +34,7 @@ def _reference(q, k, v, topk, cpos, lens, offsets=None):
 
 
 def _run(q, k, v, topk, cpos, lens, perms=None, group=8, offsets=None, kind=None):
-    from pageweaver_edu.union8_launch import union_attention
+    from pageweaver_edu.gpu.union8 import union_attention
 
     def launch(plan, c, ln, out):
         union_attention(q, k, v, plan, c, ln, kind=kind, out=out)
@@ -138,7 +138,7 @@ def test_gpu_prepared_plan_matches_cpu_plan():
     """The online path: π from the GPU regroup and the plan from union_prepare.cu."""
     import torch
 
-    from pageweaver_edu.union8_launch import union_attention
+    from pageweaver_edu.gpu.union8 import union_attention
 
     rng = np.random.default_rng(11)
     topk, cpos, lens = random_case(rng, 517, 48, 16, 2, True, True)
@@ -154,7 +154,7 @@ def test_gpu_prepared_plan_matches_cpu_plan():
 def test_gather_baseline_matches_reference():
     import torch
 
-    from pageweaver_edu.attention_baselines import dedup_topk, gather_reference
+    from pageweaver_edu.replay.baselines import dedup_topk, gather_reference
 
     rng = np.random.default_rng(13)
     topk, cpos, lens = random_case(rng, 70, 20, 8, 2, True, True)

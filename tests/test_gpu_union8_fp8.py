@@ -24,10 +24,10 @@ from gpu_cases import (
     run_gpu_plan,
 )
 
-from pageweaver_edu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
-from pageweaver_edu.fp8_emulation import Fp8KV, fp8_union_attention, nrms, reference_on_cache
-from pageweaver_edu.regroup_bitmap import greedy_regroup
-from pageweaver_edu.union_prep import prepare_unions
+from pageweaver_edu.core.union_plan import prepare_unions
+from pageweaver_edu.gpu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
+from pageweaver_edu.regroup.bitmap import greedy_regroup
+from pageweaver_edu.replay.fp8 import Fp8KV, fp8_union_attention, nrms, reference_on_cache
 from pageweaver_edu.workloads import make_preset
 
 pytestmark = [pytest.mark.gpu]
@@ -40,14 +40,14 @@ EMU_MAX = 1e-2       # ... and <= 1% absolute
 
 
 def _tensors(rng, n, pages, heads):
-    from pageweaver_edu.union8_fp8_launch import fp8_cache_from_bf16
+    from pageweaver_edu.gpu.union8_fp8 import fp8_cache_from_bf16
 
     q, k, v = bf16_qkv(rng, n, pages, heads)
     return q, fp8_cache_from_bf16(k, v)
 
 
 def _run(q, cache, topk, cpos, lens, perms=None, group=8, offsets=None, kind=None, slots=2):
-    from pageweaver_edu.union8_fp8_launch import Fp8UnionAttention
+    from pageweaver_edu.gpu.union8_fp8 import Fp8UnionAttention
 
     kind = kind or ("union8" if group == 8 else "union4")
 
@@ -171,7 +171,7 @@ def test_gpu_prepared_plan_matches_cpu_plan():
     """The online path: π from the GPU regroup and the plan from union_prepare.cu."""
     import torch
 
-    from pageweaver_edu.union8_fp8_launch import fp8_union_attention as launch_fp8
+    from pageweaver_edu.gpu.union8_fp8 import fp8_union_attention as launch_fp8
 
     rng = np.random.default_rng(11)
     topk, cpos, lens = random_case(rng, 517, 48, 16, 2, True, True)
@@ -187,8 +187,8 @@ def test_close_to_the_bf16_kernel():
     """Same inputs through the BF16 Union8 (K/V in BF16): the FP8 path stays within ~5% of it."""
     import torch
 
-    from pageweaver_edu.union8_fp8_launch import fp8_cache_from_bf16
-    from pageweaver_edu.union8_launch import plan_from_cpu, union_attention
+    from pageweaver_edu.gpu.union8 import plan_from_cpu, union_attention
+    from pageweaver_edu.gpu.union8_fp8 import fp8_cache_from_bf16
 
     rng = np.random.default_rng(17)
     topk, cpos, lens = random_case(rng, 120, 30, 16, 1, True, True)

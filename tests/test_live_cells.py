@@ -13,23 +13,23 @@ import types
 import numpy as np
 import pytest
 
-from pageweaver_edu import device, live_cells
-from pageweaver_edu.gpu import loader
+from pageweaver_edu.gpu import device, loader
+from pageweaver_edu.notebook import live
 
 
 def test_cpu_branch_prints_the_recorded_file(capsys, monkeypatch):
     if device.gpu_available():
         pytest.skip("a GPU is present: the recorded-file branch does not run")
     monkeypatch.delenv(device.ENV_REQUIRE_GPU, raising=False)
-    med = live_cells.live_regroup()
+    med = live.live_regroup()
     text = capsys.readouterr().out
     assert "benchmarks/results/gpu_regroup_h200.json" in text and "commit" in text
     assert set(med) == {"gpu_regroup_w64", "gpu_regroup_w128", "gpu_regroup_w64[bits_t64]",
                         "gpu_regroup_w128[bits_t128]"}
-    assert "gpu_union_prepare" in live_cells.live_union_prepare()
+    assert "gpu_union_prepare" in live.live_union_prepare()
     monkeypatch.setenv(device.ENV_REQUIRE_GPU, "1")
     with pytest.raises(device.GPUUnavailableError):
-        live_cells.gpu_or_recorded("gpu_regroup_h200")
+        live.gpu_or_recorded("gpu_regroup_h200")
 
 
 @pytest.fixture
@@ -79,11 +79,11 @@ def fake_gpu(monkeypatch):
 
 
 def test_gpu_branches_with_stand_ins(fake_gpu, capsys):
-    assert live_cells.live_regroup(reps=7) == {
+    assert live.live_regroup(reps=7) == {
         "gpu_regroup_w64": 12.5, "gpu_regroup_w128": 12.5, "gpu_regroup_w64[bits_t64]": 12.5,
         "gpu_regroup_w128[bits_t128]": 12.5}
     assert [c[1] for c in fake_gpu if c[0] == "variant"] == ["bits_t64", None, "bits_t128", None]
-    out = live_cells.live_union_prepare(reps=7)
+    out = live.live_union_prepare(reps=7)
     assert out == {"gpu_union_prepare": 12.5, "gpu_union_prepare[count kernel only]": 12.5}
     text = capsys.readouterr().out
     assert "live on FakeGPU" in text and "19.30" in text and "34.60" in text
@@ -138,7 +138,7 @@ def fake_pycuda(monkeypatch):
 
 
 def test_union8_compiles_and_launches_through_the_loader(fake_pycuda):
-    from pageweaver_edu import union8_launch as u8
+    from pageweaver_edu.gpu import union8 as u8
 
     f8, smem = u8.get_union_kernel("union8", 2)
     f4, _ = u8.get_union_kernel("union4", 2)

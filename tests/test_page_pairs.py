@@ -11,24 +11,12 @@ from hypothesis import strategies as st
 from strategies import topk_arrays
 
 from pageweaver_edu import reference_attention
-from pageweaver_edu.page_pairs import (
-    COMMON,
-    EXCLUSIVE,
-    SINGLE,
-    combine,
-    covered_edges,
-    page_pair_attention,
-    pair_partials,
-    partial_bytes,
-    plan_page_pairs,
-)
-from pageweaver_edu.page_pairs_torch import (
-    latest_recorded,
-    page_pair_attention_torch,
-    recorded_gpu_results,
-    result_us,
-)
-from pageweaver_edu.supports import support_sets
+from pageweaver_edu.core.supports import support_sets
+from pageweaver_edu.pagepairs.attention import combine, page_pair_attention, pair_partials
+from pageweaver_edu.pagepairs.torch_ops import page_pair_attention_torch
+from pageweaver_edu.pagepairs.traffic import partial_bytes
+from pageweaver_edu.pagepairs.work import COMMON, EXCLUSIVE, SINGLE, covered_edges, plan_page_pairs
+from pageweaver_edu.records import latest_record, list_records, result_medians
 
 
 def _requests(draw, n):
@@ -165,18 +153,18 @@ def test_workspace_accounting():
 
 
 def test_recorded_results_missing_is_empty(tmp_path):
-    assert recorded_gpu_results(str(tmp_path)) == []
+    assert list_records(str(tmp_path)) == []
     (tmp_path / "benchmarks" / "results").mkdir(parents=True)
     (tmp_path / "benchmarks" / "results" / "x_union8.json").write_text('{"device": "H200"}')
-    got = recorded_gpu_results(str(tmp_path))
+    got = list_records(str(tmp_path))
     assert got == [{"device": "H200", "path": "benchmarks/results/x_union8.json"}]
     for date, us in (("2026-01-01", 5.0), ("2026-02-01", 4.0)):
         record = {"workload": "w", "date": date, "results": [{"name": "a", "median_us": us}]}
         path = tmp_path / "benchmarks" / "results" / f"union8_w_{date}.json"
         path.write_text(json.dumps(record))
-    rec = latest_recorded(str(tmp_path), "w")
-    assert rec["date"] == "2026-02-01" and result_us(rec, "a") == 4.0
-    assert result_us(rec, "missing") is None and latest_recorded(str(tmp_path), "v") is None
+    rec = latest_record(str(tmp_path), "w")
+    assert rec["date"] == "2026-02-01" and result_medians(rec).get("a") == 4.0
+    assert result_medians(rec).get("missing") is None and latest_record(str(tmp_path), "v") is None
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -194,7 +182,7 @@ def test_torch_dtype_follows_q(dtype):
 
 
 def test_time_page_pairs_runs_on_cpu():
-    from pageweaver_edu.page_pairs_torch import time_page_pairs
+    from pageweaver_edu.pagepairs.torch_ops import time_page_pairs
 
     got = time_page_pairs([[0, 1], [1, 2], [0, 2]], "cpu", heads=2, dim=4, page_size=2,
                           dtype=torch.float32, repeats=1)

@@ -10,7 +10,7 @@ from pageweaver_edu import (
     token_support,
     union_stats,
 )
-from pageweaver_edu.union_metrics import group_union
+from pageweaver_edu.core.union_metrics import group_union
 
 G3_EXAMPLE = [[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]]
 G2_COUNTER = [[1, 2, 3, 4], [1, 2, 6, 7], [1, 2, 3, 5], [3, 5, 8, 9]]

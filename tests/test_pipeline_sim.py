@@ -1,4 +1,4 @@
-"""Tests for the Figure 3 pipeline simulator (pageweaver_edu.pipeline_sim)."""
+"""Tests for the Figure 3 pipeline simulator (pageweaver_edu.replay.pipeline)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pageweaver_edu.inputs import PageWeaverInputError
-from pageweaver_edu.pipeline_sim import (
+from pageweaver_edu.core.inputs import PageWeaverInputError
+from pageweaver_edu.replay.pipeline import (
     Durations,
     Event,
     PipelineInputError,
@@ -286,7 +286,7 @@ def test_bad_masks():
 
 def test_timeline_figure_frames_and_size():
     pytest.importorskip("plotly")
-    from pageweaver_edu.pipeline_plot import X_TITLE, timeline_figure
+    from pageweaver_edu.notebook.pipeline_plot import X_TITLE, timeline_figure
 
     rng = np.random.default_rng(0)
     flags = rng.random((20, 2)) < 0.6
@@ -307,8 +307,8 @@ def test_timeline_figure_frames_and_size():
 def test_timeline_widget_updates_in_place():
     pytest.importorskip("ipywidgets")
     pytest.importorskip("anywidget")
-    from pageweaver_edu.pipeline_plot import timeline_widget, update_timeline_widget
-    from pageweaver_edu.viz_style import subtitle_text
+    from pageweaver_edu.notebook.pipeline_plot import timeline_widget, update_timeline_widget
+    from pageweaver_edu.notebook.style import subtitle_text
 
     flags = np.ones((6, 2), dtype=bool)
     w = timeline_widget(simulate(np.arange(6), flags))

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from strategies import grouping_case
 
 from pageweaver_edu import encode_bitmaps, greedy_regroup, greedy_regroup_sets
-from pageweaver_edu.regroup_cta_sim import (
+from pageweaver_edu.replay.regroup_cta import (
     SENTINEL,
     cta_regroup,
     regroup_cost,

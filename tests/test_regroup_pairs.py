@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from strategies import grouping_case
 
 from pageweaver_edu import PageWeaverInputError, greedy_regroup
-from pageweaver_edu.regroup_pairs import (
+from pageweaver_edu.replay.regroup_pairs import (
     DELTA_SHIFT,
     ID_SHIFT,
     ROW_MASK,

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from strategies import grouping_case, topk_arrays
 
 from pageweaver_edu import PageWeaverInputError, greedy_regroup, greedy_regroup_sets
-from pageweaver_edu.supports import support_sets
-from pageweaver_edu.windows import chunk_table, plan_windows, split_spans
+from pageweaver_edu.core.supports import support_sets
+from pageweaver_edu.core.windows import chunk_table, plan_windows, split_spans
 
 
 def run_both(topk, window, group, offsets, chunk, capacity=64, lengths=None, page_size=4):

@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 from strategies import grouping_case, topk_arrays
 
 from pageweaver_edu import PageWeaverInputError, greedy_regroup, union_stats
-from pageweaver_edu.regroup_variants import (
+from pageweaver_edu.core.supports import support_sets
+from pageweaver_edu.core.windows import plan_windows
+from pageweaver_edu.regroup.variants import (
     c4_greedy_regroup,
     cta_balance,
     optimal_regroup,
@@ -18,8 +20,6 @@ from pageweaver_edu.regroup_variants import (
     subgroup_first_regroup,
     window_visits,
 )
-from pageweaver_edu.supports import support_sets
-from pageweaver_edu.windows import plan_windows
 
 G3_EXAMPLE = [[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]]
 G2_COUNTER = [[1, 2, 3, 4], [1, 2, 6, 7], [1, 2, 3, 5], [3, 5, 8, 9]]

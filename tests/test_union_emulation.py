@@ -6,13 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pageweaver_edu.attention import reference_attention
-from pageweaver_edu.regroup_bitmap import greedy_regroup
-from pageweaver_edu.union_prep import prepare_unions
+from pageweaver_edu.core.attention import reference_attention
+from pageweaver_edu.core.union_plan import prepare_unions
+from pageweaver_edu.regroup.bitmap import greedy_regroup
 
 torch = pytest.importorskip("torch")
-from pageweaver_edu.attention_baselines import emulate_union_group  # noqa: E402
-from pageweaver_edu.union8_launch import BLOCK_STRIDE, DIM, PAGE, STAGE, smem_bytes  # noqa: E402
+from pageweaver_edu.gpu.union8 import BLOCK_STRIDE, DIM, PAGE, STAGE, smem_bytes  # noqa: E402
+from pageweaver_edu.replay.union8 import emulate_union_group  # noqa: E402
 
 SM_SHARED_BYTES = 228 * 1024  # H200: shared memory per SM (1 KiB of it reserved per CTA)
 

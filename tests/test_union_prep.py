@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from strategies import grouping_case
 
 from pageweaver_edu import PageWeaverInputError, greedy_regroup, prepare_unions, union_stats
-from pageweaver_edu.supports import support_sets
-from pageweaver_edu.windows import group_table
+from pageweaver_edu.core.supports import support_sets
+from pageweaver_edu.core.windows import group_table
 
 
 @settings(max_examples=200, deadline=None)
@@ -81,7 +81,7 @@ def test_permutation_validation():
 @settings(max_examples=50, deadline=None)
 @given(grouping_case())
 def test_sorted_and_dense_distinct_counts_agree(case):
-    import pageweaver_edu.union_metrics as um
+    import pageweaver_edu.core.union_metrics as um
 
     topk, window, group, offsets, chunk = case
     perm = greedy_regroup(topk, window, group, 64, offsets, chunk)

@@ -4,9 +4,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from pageweaver_edu import greedy_regroup, prepare_unions
-from pageweaver_edu.capture import Capture
-from pageweaver_edu.regroup_cta_sim import trace_window
-from pageweaver_edu.viz_bitmap import (
+from pageweaver_edu.core.capture import Capture
+from pageweaver_edu.notebook.bitmap import (
     CtaStepper,
     bit_rows_figure,
     bitmap_grid_figure,
@@ -23,7 +22,8 @@ from pageweaver_edu.viz_bitmap import (
     update_slot_map,
     update_union_hist,
 )
-from pageweaver_edu.viz_style import subtitle_text
+from pageweaver_edu.notebook.style import subtitle_text
+from pageweaver_edu.replay.regroup_cta import trace_window
 
 G3 = [[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]]
 

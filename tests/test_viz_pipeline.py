@@ -1,13 +1,12 @@
-"""Tests for the chapter 06 helpers (pageweaver_edu.viz_pipeline)."""
+"""Tests for the chapter 06 helpers (pageweaver_edu.notebook.pipeline)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from pageweaver_edu.pipeline_sim import flags_from_masks, simulate
-from pageweaver_edu.union_prep import prepare_unions
-from pageweaver_edu.viz_pipeline import (
+from pageweaver_edu.core.union_plan import prepare_unions
+from pageweaver_edu.notebook.pipeline import (
     busy_table,
     cta_page_counts,
     deadlock_text,
@@ -17,7 +16,8 @@ from pageweaver_edu.viz_pipeline import (
     pipeline_explorer,
     status_line,
 )
-from pageweaver_edu.viz_style import subtitle_text
+from pageweaver_edu.notebook.style import subtitle_text
+from pageweaver_edu.replay.pipeline import flags_from_masks, simulate
 
 
 def _plan():

@@ -7,10 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import grouping_case
 
-from pageweaver_edu.regroup_bitmap import greedy_regroup
-from pageweaver_edu.regroup_sets import greedy_regroup_sets
-from pageweaver_edu.union_metrics import union_stats
-from pageweaver_edu.viz_regroup import (
+from pageweaver_edu.core.union_metrics import union_stats
+from pageweaver_edu.core.windows import chunk_table, plan_windows
+from pageweaver_edu.notebook.regroup import (
     G3_EXAMPLE,
     greedy_steps,
     grouping_view_figure,
@@ -22,15 +21,16 @@ from pageweaver_edu.viz_regroup import (
     update_window_curve,
     window_curve_figure,
 )
-from pageweaver_edu.viz_regroup_cases import (
+from pageweaver_edu.notebook.regroup_cases import (
     boundary_figure,
     crossing_groups,
     doubling_windows,
     fallback_report,
     window_curve,
 )
-from pageweaver_edu.viz_style import subtitle_text
-from pageweaver_edu.windows import chunk_table, plan_windows
+from pageweaver_edu.notebook.style import subtitle_text
+from pageweaver_edu.regroup.bitmap import greedy_regroup
+from pageweaver_edu.regroup.sets import greedy_regroup_sets
 from pageweaver_edu.workloads import make_preset
 
 # --- the paper's g = 3 example ---------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The shared figure style (pageweaver_edu.viz_style): title, subtitle, legend room, labels."""
+"""The shared figure style (pageweaver_edu.notebook.style): title, subtitle, legend room, labels."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 go = pytest.importorskip("plotly.graph_objects")
 
-from pageweaver_edu.viz_style import (  # noqa: E402
+from pageweaver_edu.notebook.style import (  # noqa: E402
     set_title,
     style,
     subtitle_text,

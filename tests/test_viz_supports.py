@@ -1,4 +1,4 @@
-"""Figures and widget callbacks of chapters 00–02 (pageweaver_edu.viz_supports)."""
+"""Figures and widget callbacks of chapters 00–02 (pageweaver_edu.notebook.supports)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 pytest.importorskip("plotly")
 pytest.importorskip("ipywidgets")
 
-from pageweaver_edu import viz_supports as vs  # noqa: E402
-from pageweaver_edu.supports import token_support  # noqa: E402
-from pageweaver_edu.union_metrics import union_stats, useful_fraction  # noqa: E402
-from pageweaver_edu.viz_style import subtitle_text  # noqa: E402
+from pageweaver_edu.core.supports import token_support  # noqa: E402
+from pageweaver_edu.core.union_metrics import union_stats, useful_fraction  # noqa: E402
+from pageweaver_edu.notebook import supports as vs  # noqa: E402
+from pageweaver_edu.notebook.style import subtitle_text  # noqa: E402
 from pageweaver_edu.workloads import uniform_workload  # noqa: E402
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pageweaver_edu.capture import Capture
-from pageweaver_edu.inputs import PageWeaverInputError
-from pageweaver_edu.regroup_bitmap import greedy_regroup
+from pageweaver_edu.core.capture import Capture
+from pageweaver_edu.core.inputs import PageWeaverInputError
+from pageweaver_edu.regroup.bitmap import greedy_regroup
 from pageweaver_edu.workloads import (
     PRESETS,
     capture_like_workload,

@@ -14,7 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pageweaver_edu.gpu.loader import load_module  # noqa: E402
-from pageweaver_edu.union8_launch import get_union_kernel  # noqa: E402
+from pageweaver_edu.gpu.union8 import get_union_kernel  # noqa: E402
 
 
 def main() -> int:
@@ -26,7 +26,7 @@ def main() -> int:
             get_union_kernel(kind, slots)
     done = ["regroup", "union_prepare", "bench_spin", "union8/union4 (2, 3 slots)"]
     try:  # the FP8 kernel, where this checkout has it
-        from pageweaver_edu.union8_fp8_launch import get_fp8_kernel
+        from pageweaver_edu.gpu.union8_fp8 import get_fp8_kernel
     except ImportError:
         get_fp8_kernel = None
     if get_fp8_kernel is not None:

@@ -15,10 +15,10 @@ import numpy as np
 import torch
 
 from pageweaver_edu import greedy_regroup, prepare_unions
+from pageweaver_edu.core.inputs import as_request_offsets
 from pageweaver_edu.gpu import VARIANTS, gpu_greedy_regroup, gpu_prepare_unions
 from pageweaver_edu.gpu.loader import synchronize
 from pageweaver_edu.gpu.regroup import RegroupPlan
-from pageweaver_edu.inputs import as_request_offsets
 
 
 def main() -> int:

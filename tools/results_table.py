@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pageweaver_edu.gpu.results import recorded_results, result_medians  # noqa: E402
+from pageweaver_edu.records import recorded_results, result_medians  # noqa: E402
 
 BEGIN, END = "<!-- h200-results:begin -->", "<!-- h200-results:end -->"
 PRESETS = [("cap64k", 1), ("cap16k-high-overlap", 1), ("interleaved-64k", 1), ("cap64k", 8)]

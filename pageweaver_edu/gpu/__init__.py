@@ -1,17 +1,16 @@
 """Live GPU kernels of PageWeaver (PyCUDA + torch CUDA tensors).
 
 Importing this package never touches the GPU; the entry points call
-:func:`pageweaver_edu.device.require_gpu` first and raise
-:class:`~pageweaver_edu.device.GPUUnavailableError` (with the reason) on a CPU-only machine.
+:func:`pageweaver_edu.gpu.device.require_gpu` first and raise
+:class:`~pageweaver_edu.gpu.device.GPUUnavailableError` (with the reason) on a CPU-only machine.
 
 - :func:`gpu_greedy_regroup` — ``kernels/regroup.cu``, π bit-identical to
-  :func:`pageweaver_edu.regroup_bitmap.greedy_regroup`.
+  :func:`pageweaver_edu.regroup.bitmap.greedy_regroup`.
 - :func:`gpu_prepare_unions` — ``kernels/union_prepare.cu``, the fields of
-  :func:`pageweaver_edu.union_prep.prepare_unions`.
-- :func:`recorded_results` — the benchmark record for display without a GPU.
+  :func:`pageweaver_edu.core.union_plan.prepare_unions`.
 """
 
-from ..device import (
+from .device import (
     GPUUnavailableError,
     gpu_available,
     gpu_required_by_env,
@@ -20,7 +19,6 @@ from ..device import (
 )
 from .loader import GPULaunchError, kernel_dir, kernel_sources
 from .regroup import VARIANTS, gpu_greedy_regroup, pick_variant, regroup_plan
-from .results import recorded_results, result_medians
 from .unions import GpuUnionPlan, gpu_prepare_unions, union_plan
 
 __all__ = [
@@ -36,9 +34,7 @@ __all__ = [
     "kernel_dir",
     "kernel_sources",
     "pick_variant",
-    "recorded_results",
     "regroup_plan",
     "require_gpu",
-    "result_medians",
     "union_plan",
 ]

@@ -27,7 +27,7 @@ from contextlib import ExitStack
 from importlib import resources
 from pathlib import Path
 
-from ..device import ensure_context, require_gpu
+from .device import ensure_context, require_gpu
 
 ENV_SYNC = "PAGEWEAVER_GPU_SYNC"
 NVCC_OPTIONS = ["-std=c++17", "-O3", "-lineinfo"]

@@ -1,7 +1,7 @@
 """Greedy regroup on the GPU (``kernels/regroup.cu``): π identical to the CPU reference.
 
 :func:`gpu_greedy_regroup` has the signature of
-:func:`pageweaver_edu.regroup_bitmap.greedy_regroup` and returns π as an int32 torch tensor on
+:func:`pageweaver_edu.regroup.bitmap.greedy_regroup` and returns π as an int32 torch tensor on
 the GPU. A ``[H, N, K]`` input regroups H KV heads (each its own Top-K) in one launch.
 The launch needs no host synchronisation: window and chunk tables depend only on the shape
 and the boundaries and are cached with the launch plan; the capacity fallback is decided in
@@ -14,8 +14,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..device import require_gpu
-from ..inputs import PageWeaverInputError, as_positions, as_request_offsets, positive_int
+from ..core.inputs import PageWeaverInputError, as_positions, as_request_offsets, positive_int
+from .device import require_gpu
 from .loader import get_kernel, launch
 from .tables import MAX_CAPACITY, MAX_WINDOW, regroup_tables
 
@@ -172,7 +172,7 @@ def gpu_greedy_regroup(topk, window: int, group: int = 8, capacity: int = 512,
         Page ids (``< 0`` padding). A CUDA int32 tensor is used in place; anything else is
         copied/converted on the device (ids above int32 clamp to int32 max: fallback).
     window, group, capacity, request_offsets, chunk_size, lengths, page_size
-        As :func:`pageweaver_edu.regroup_bitmap.greedy_regroup`; W ≤ 256 and B ≤ 512 here.
+        As :func:`pageweaver_edu.regroup.bitmap.greedy_regroup`; W ≤ 256 and B ≤ 512 here.
         ``lengths`` ([N], shared by the heads) may be a CUDA tensor.
     variant : str, optional
         Kernel variant (see :data:`VARIANTS`); default: the fastest measured for W.
@@ -189,7 +189,7 @@ def gpu_greedy_regroup(topk, window: int, group: int = 8, capacity: int = 512,
     if capacity > MAX_CAPACITY:
         raise PageWeaverInputError(
             f"the GPU regroup's bitmaps hold B <= {MAX_CAPACITY} pages, got B = {capacity}; "
-            "use pageweaver_edu.regroup_bitmap.greedy_regroup for larger capacities"
+            "use pageweaver_edu.regroup.bitmap.greedy_regroup for larger capacities"
         )
     page_size = positive_int(page_size, "page_size P")
     if window > MAX_WINDOW:

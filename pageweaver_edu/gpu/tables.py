@@ -2,15 +2,15 @@
 
 They depend only on N, the request offsets, the chunk size, W and g — never on the page
 ids — so they are built once with the CPU reference's own boundary code
-(:mod:`pageweaver_edu.windows`) and uploaded once; a launch then needs no host work on data.
+(:mod:`pageweaver_edu.core.windows`) and uploaded once; a launch then needs no host work on data.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..inputs import PageWeaverInputError, as_request_offsets, check_grouping, positive_int
-from ..windows import chunk_table, group_table, split_spans
+from ..core.inputs import PageWeaverInputError, as_request_offsets, check_grouping, positive_int
+from ..core.windows import chunk_table, group_table, split_spans
 
 #: Largest window one CTA holds: ids are packed into 8 bits of the (delta, id) key.
 MAX_WINDOW = 256

@@ -2,7 +2,7 @@
 
 :func:`gpu_prepare_unions` takes the Top-K ids and π (CUDA tensors or arrays) and returns a
 :class:`GpuUnionPlan` of CUDA tensors with the fields of
-:class:`pageweaver_edu.union_prep.UnionPlan`. Two launches, no host synchronisation; only
+:class:`pageweaver_edu.core.union_plan.UnionPlan`. Two launches, no host synchronisation; only
 ``trim=True`` (the default) reads the total page count back to cut the CSR arrays to length.
 """
 
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..device import require_gpu
-from ..inputs import as_permutation, as_request_offsets
-from ..union_prep import UnionPlan
+from ..core.inputs import as_permutation, as_request_offsets
+from ..core.union_plan import UnionPlan
+from .device import require_gpu
 from .loader import get_kernel, launch
 from .regroup import as_cuda_ids
 from .tables import union_group_table
@@ -26,7 +26,7 @@ MAX_TILES = 1024
 
 @dataclass
 class GpuUnionPlan:
-    """:class:`~pageweaver_edu.union_prep.UnionPlan` fields as CUDA tensors.
+    """:class:`~pageweaver_edu.core.union_plan.UnionPlan` fields as CUDA tensors.
 
     With H KV heads the groups of head h are ``h*G … (h+1)*G - 1``; ``group_slots`` are
     head-local and ``page_offsets`` index the shared ``pages``/``masks``/``cta_any``. Untrimmed

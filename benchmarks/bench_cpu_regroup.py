@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.records import cpu_model, source_commit
 from pageweaver_edu.regroup.bitmap import greedy_regroup
 from pageweaver_edu.regroup.sets import greedy_regroup_sets
@@ -52,8 +53,8 @@ def main(argv=None) -> dict:
     kwargs = cap.regroup_kwargs()
     results, perms = [], {}
     for w in (64, 128):
-        perms[w] = greedy_regroup(cap.topk, w, **kwargs)
-        times = time_calls(lambda w=w: greedy_regroup(cap.topk, w, **kwargs), runs)
+        perms[w] = greedy_regroup(cap.topk, Grouping(w), **kwargs)
+        times = time_calls(lambda w=w: greedy_regroup(cap.topk, Grouping(w), **kwargs), runs)
         results.append(
             {
                 "name": f"cpu_regroup_w{w}",
@@ -62,7 +63,7 @@ def main(argv=None) -> dict:
             }
         )
     t0 = time.perf_counter()
-    perm_sets = greedy_regroup_sets(cap.topk, 128, **kwargs)
+    perm_sets = greedy_regroup_sets(cap.topk, Grouping(128), **kwargs)
     sets_us = (time.perf_counter() - t0) * 1e6
     if not np.array_equal(perm_sets, perms[128]):
         raise SystemExit("set-based and bitmap regroup disagree on cap64k W128")

@@ -50,6 +50,7 @@ from union8_bench_common import nrms
 from union8_bench_fp8 import print_fp8_table, run_preset_fp8, smoke_fp8
 
 from pageweaver_edu.core.attention import reference_attention
+from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.records import result_environment
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,7 +62,7 @@ ONLINE = (64, 128)
 def run_preset(name: str, heads: int, args, env: dict) -> dict:
     import torch
 
-    from pageweaver_edu.gpu import regroup_plan
+    from pageweaver_edu.gpu import regroup_launch
     from pageweaver_edu.gpu.union8 import UnionAttention, gpu_prepare_plan
 
     x = common.preset_inputs(name, heads)
@@ -76,7 +77,7 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
     u8 = UnionAttention(q, k, v, cpos, lens, "union8")
     u4 = UnionAttention(q, k, v, cpos, lens, "union4")
     u8s3 = UnionAttention(q, k, v, cpos, lens, "union8", slots=3)
-    regroupers = {w: regroup_plan(n, heads, x.kk, w, 8, 512, offsets, None, cap.page_size)
+    regroupers = {w: regroup_launch(n, heads, x.kk, Grouping(w), offsets, cap.page_size)
                   for w in ONLINE}
 
     # ---- correctness

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.records import cpu_model, source_commit
 
 ROOT = Path(__file__).resolve().parent
@@ -48,8 +49,8 @@ def regroup_cases(presets) -> Iterator[Case]:
     """Chapter 03: round stepper, grouping view, W curve."""
     from pageweaver_edu.notebook import regroup as vr
 
-    steps = {"g3 example": vr.greedy_steps(vr.G3_EXAMPLE, 6, 3),
-             "cap64k W64": vr.greedy_steps(presets["cap64k"].topk[:N], 64, 8)}
+    steps = {"g3 example": vr.greedy_steps(vr.G3_EXAMPLE, Grouping(6, 3)),
+             "cap64k W64": vr.greedy_steps(presets["cap64k"].topk[:N], Grouping(64))}
     for label, st in steps.items():
         fig = vr.round_view_figure(st, 0)
         rounds = len(st.trace.rounds)
@@ -105,7 +106,7 @@ def bitmap_cases(presets) -> Iterator[Case]:
            lambda i: stepper.update(128, 0, i % 128))
     yield ("04 CtaStepper.update (new window, W=128)", N,
            lambda i: stepper.update(128, 1 + i % 15, 0))
-    plan = prepare_unions(top, greedy_regroup(top, 128))
+    plan = prepare_unions(top, greedy_regroup(top, Grouping(128)))
     smap = vb.slot_map_figure(plan, 0, widget=True)
     yield ("05 update_slot_map (cap64k)", N, lambda i: vb.update_slot_map(smap, plan, i % 256))
     counts, title = vb.union_hist_for(cap, N)
@@ -124,7 +125,7 @@ def pipeline_cases(presets) -> Iterator[Case]:
     from pageweaver_edu.replay.pipeline import Durations, flags_from_masks, simulate
 
     top = presets["cap64k"].topk[:N]
-    plan = prepare_unions(top, greedy_regroup(top, 128))
+    plan = prepare_unions(top, greedy_regroup(top, Grouping(128)))
     g = int(np.argmax(plan.page_counts))
     pages, masks = plan.group_pages(g)
     flags = flags_from_masks(masks)

@@ -17,6 +17,8 @@ import sys
 
 from union8_bench_common import preset_inputs
 
+from pageweaver_edu.core.grouping import Grouping
+
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -32,7 +34,7 @@ def main(argv=None) -> int:
     from pageweaver_edu.regroup.bitmap import greedy_regroup
 
     x = preset_inputs(args.preset, 1)
-    perm = greedy_regroup(x.cap.topk, 128, 8, **x.cap.regroup_kwargs())
+    perm = greedy_regroup(x.cap.topk, Grouping(128), **x.cap.regroup_kwargs())
     plans = {g: plan_from_cpu([prepare_unions(x.cap.topk, perm if g == 8 else None, x.offsets,
                                               g)], x.n, g, x.offsets) for g in (8, 4)}
     cache = fp8_cache_from_bf16(x.k, x.v)

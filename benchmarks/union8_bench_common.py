@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.core.union_metrics import union_stats
 from pageweaver_edu.core.union_plan import prepare_unions
 from pageweaver_edu.regroup.bitmap import greedy_regroup
@@ -97,7 +98,7 @@ def prepare_orderings(x: PresetInputs, windows, rng) -> Orderings:
     cpu_s = {}
     for w in windows:
         t0 = time.perf_counter()
-        perms[f"w{w}"] = [greedy_regroup(c.topk, w, 8, **c.regroup_kwargs()) for c in caps]
+        perms[f"w{w}"] = [greedy_regroup(c.topk, Grouping(w), **c.regroup_kwargs()) for c in caps]
         cpu_s[w] = time.perf_counter() - t0
     perms["random"] = [rng.permutation(n) for _ in caps]
     stats = {}
@@ -244,7 +245,7 @@ def smoke_outputs(case: SmokeCase, launch) -> list:
         plan = plan_from_cpu([prepare_unions(topk[h], None, None, g) for h in range(heads)], n, g)
         outs.append(launch(plan, torch.full_like(q, float("nan"))))
     t32 = torch.from_numpy(topk).to(torch.int32).cuda().contiguous()
-    outs.append(launch(gpu_prepare_plan(t32, gpu_greedy_regroup(t32, 8, 8)),
+    outs.append(launch(gpu_prepare_plan(t32, gpu_greedy_regroup(t32, Grouping(8))),
                        torch.full_like(q, float("nan"))))
     torch.cuda.synchronize()
     return outs

@@ -13,6 +13,7 @@ import union8_bench_common as common
 from union8_bench_common import nrms
 
 from pageweaver_edu.core.attention import reference_attention
+from pageweaver_edu.core.grouping import Grouping
 
 FP8_DENSE_PEAK_TFLOPS = 1979.0  # H100/H200 SXM dense FP8 tensor-core peak (datasheet)
 FP8_TARGETS = {"vs_bf16_union8": 1.5, "vs_flex": 25.0, "fraction_of_fp8_peak_c4": 0.40,
@@ -25,7 +26,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     """FP8 Union8 / Union4 on one preset: checks, then complete-call timings (see __doc__)."""
     import torch
 
-    from pageweaver_edu.gpu import regroup_plan
+    from pageweaver_edu.gpu import regroup_launch
     from pageweaver_edu.gpu.union8 import UnionAttention, gpu_prepare_plan
     from pageweaver_edu.gpu.union8_fp8 import Fp8UnionAttention, fp8_cache_from_bf16
     from pageweaver_edu.replay.fp8 import Fp8KV, fp8_union_attention, reference_on_cache
@@ -42,7 +43,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     f8s3 = Fp8UnionAttention(q, cache, cpos, lens, "union8", slots=3)
     b8 = UnionAttention(q, k, v, cpos, lens, "union8")
     b4 = UnionAttention(q, k, v, cpos, lens, "union4")
-    rg = regroup_plan(n, heads, x.kk, 128, 8, 512, offsets, None, cap.page_size)
+    rg = regroup_launch(n, heads, x.kk, Grouping(128), offsets, cap.page_size)
 
     # ---- correctness (outputs poisoned with NaN before every run)
     fresh = common.poisoned(f8, f4, f8s3, b8)

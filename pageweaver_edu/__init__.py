@@ -6,6 +6,7 @@ The CPU reference is exact and importable everywhere; GPU entry points live in
 
 from .core import (
     Capture,
+    Grouping,
     PageWeaverInputError,
     UnionPlan,
     decode_bitmap,
@@ -26,6 +27,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Capture",
+    "Grouping",
     "PageWeaverInputError",
     "UnionPlan",
     "decode_bitmap",

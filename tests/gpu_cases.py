@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.core.union_plan import prepare_unions
 
 HEADS, D, P = 16, 128, 128  # local Q heads per KV head, d, tokens per page
@@ -79,5 +80,5 @@ def run_gpu_plan(launch, q, topk, cpos, lens, window=128):
     from pageweaver_edu.gpu.union8 import gpu_prepare_plan
 
     t32 = torch.from_numpy(topk).to(torch.int32).cuda().contiguous()
-    perm = gpu_greedy_regroup(t32, window, 8)
+    perm = gpu_greedy_regroup(t32, Grouping(window))
     return _launch_poisoned(launch, q, gpu_prepare_plan(t32, perm), cpos, lens), perm

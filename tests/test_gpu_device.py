@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import pageweaver_edu
+from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.gpu import device
 
 
@@ -33,7 +34,7 @@ def test_entry_points_raise_clear_error_without_gpu():
     import pageweaver_edu.gpu as g
 
     with pytest.raises(device.GPUUnavailableError, match="cannot run here"):
-        g.gpu_greedy_regroup(np.zeros((8, 2), dtype=np.int64), 8)
+        g.gpu_greedy_regroup(np.zeros((8, 2), dtype=np.int64), Grouping(8))
     with pytest.raises(device.GPUUnavailableError):
         g.gpu_prepare_unions(np.zeros((8, 2), dtype=np.int64))
     with pytest.raises(device.GPUUnavailableError):
@@ -54,12 +55,12 @@ def test_recorded_results_reader(tmp_path, monkeypatch):
 
 
 def test_gpu_tables_follow_cpu_boundaries():
-    from pageweaver_edu.core.windows import plan_windows
+    from pageweaver_edu.core.windows import window_table
     from pageweaver_edu.gpu.tables import regroup_tables, union_group_table
 
     topk = np.zeros((50, 2), dtype=np.int64)
-    wins, chunks = regroup_tables(50, 8, 4, [0, 13, 13, 50], 12)
-    plan = plan_windows(topk, 8, 4, 512, [0, 13, 13, 50], 12)
+    wins, chunks = regroup_tables(50, Grouping(8, 4, chunk_size=12), [0, 13, 13, 50])
+    plan = window_table(topk, Grouping(8, 4, chunk_size=12), request_offsets=[0, 13, 13, 50])
     assert np.array_equal(wins[:, 0], plan.windows[:, 0])
     assert np.array_equal(wins[:, 0] + wins[:, 1], plan.windows[:, 1])
     assert chunks[:, 2].sum() == len(wins)

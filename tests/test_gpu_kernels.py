@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from strategies import grouping_case
 
 from pageweaver_edu import PageWeaverInputError, greedy_regroup, prepare_unions
+from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.gpu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
 from pageweaver_edu.workloads import make_preset, preset_names
 
@@ -33,9 +34,10 @@ def gpu():
     return g
 
 
-def cpu_vs_gpu(topk, window, group=8, variant=None, **kw):
-    ref = greedy_regroup(topk, window, group, **kw)
-    got = gpu().gpu_greedy_regroup(topk, window, group, variant=variant, **kw)
+def cpu_vs_gpu(topk, window, group=8, variant=None, capacity=512, chunk_size=None, **kw):
+    grouping = Grouping(window, group, capacity, chunk_size)
+    ref = greedy_regroup(topk, grouping, **kw)
+    got = gpu().gpu_greedy_regroup(topk, grouping, variant=variant, **kw)
     got = got.cpu().numpy()
     assert got.dtype == np.int32
     assert np.array_equal(ref, got), f"first mismatch at slot {np.flatnonzero(ref != got)[:5]}"
@@ -100,7 +102,7 @@ def test_wide_rows_use_the_bits_family(k):
     for window in (64, 128):
         cpu_vs_gpu(topk, window, 8, request_offsets=[0, 650, 700], chunk_size=256)
     with pytest.raises(PageWeaverInputError):
-        gpu().gpu_greedy_regroup(topk, 64, variant="pairs_w64")
+        gpu().gpu_greedy_regroup(topk, Grouping(64), variant="pairs_w64")
 
 
 @settings(max_examples=150, deadline=None)
@@ -168,7 +170,8 @@ def test_counted_chunk_path(variant):
     import torch
 
     from pageweaver_edu.core.inputs import as_request_offsets
-    from pageweaver_edu.gpu.regroup import VARIANTS, RegroupPlan
+    from pageweaver_edu.gpu import RegroupLaunch
+    from pageweaver_edu.gpu.regroup import VARIANTS
 
     window = VARIANTS[variant][0]
     rng = np.random.default_rng(11)
@@ -176,11 +179,12 @@ def test_counted_chunk_path(variant):
     offsets, chunk = [0, 900, 1000], 256
     flagged = topk.copy()
     flagged[700, 3] = 600  # chunk [512, 768) of request 0 falls back
-    plan = RegroupPlan(1000, 1, 16, window, 8, 512, as_request_offsets(offsets, 1000), chunk,
-                       128, variant, options=("-DPW_CHUNK_NEVER_CLEAN",))
+    plan = RegroupLaunch(1000, 1, 16, Grouping(window, chunk_size=chunk),
+                         as_request_offsets(offsets, 1000), 128, variant,
+                         options=("-DPW_CHUNK_NEVER_CLEAN",))
     for ids in (topk, flagged, topk, flagged, flagged, topk):
         got = plan.run(torch.from_numpy(ids.astype(np.int32)).cuda()[None])[0].cpu().numpy()
-        ref = greedy_regroup(ids, window, 8, request_offsets=offsets, chunk_size=chunk)
+        ref = greedy_regroup(ids, Grouping(window, chunk_size=chunk), request_offsets=offsets)
         assert np.array_equal(got, ref)
         words = plan.scratch.view(2, -1, 2).cpu().numpy()  # [parity, (head, chunk), word]
         assert not words[plan.launches & 1].any()  # zeroed for the next launch
@@ -197,10 +201,10 @@ def test_kv_heads_batch_matches_per_head():
 
     cap = make_preset("cap64k")
     heads = np.stack([np.roll(cap.topk, 997 * h, axis=0) for h in range(3)])
-    got = gpu().gpu_greedy_regroup(torch.from_numpy(heads).cuda(), 128).cpu().numpy()
+    got = gpu().gpu_greedy_regroup(torch.from_numpy(heads).cuda(), Grouping(128)).cpu().numpy()
     perms = []
     for h in range(3):
-        ref = greedy_regroup(heads[h], 128)
+        ref = greedy_regroup(heads[h], Grouping(128))
         assert np.array_equal(got[h], ref)
         perms.append(ref)
     plans = gpu().gpu_prepare_unions(heads, np.stack(perms)).to_numpy()
@@ -236,17 +240,17 @@ def test_gpu_input_errors():
     g = gpu()
     topk = np.zeros((16, 4), dtype=np.int64)
     with pytest.raises(PageWeaverInputError):
-        g.gpu_greedy_regroup(topk, 8, capacity=1024)
+        g.gpu_greedy_regroup(topk, Grouping(8, capacity=1024))
     with pytest.raises(PageWeaverInputError):
-        g.gpu_greedy_regroup(topk, 512)
+        g.gpu_greedy_regroup(topk, Grouping(512))
     with pytest.raises(PageWeaverInputError):
-        g.gpu_greedy_regroup(topk, 12, 8)
+        g.gpu_greedy_regroup(topk, Grouping(12))
     with pytest.raises(PageWeaverInputError):
         g.gpu_prepare_unions(topk, None, group=16)
     with pytest.raises(PageWeaverInputError):
         g.gpu_prepare_unions(topk, np.zeros(16, dtype=np.int64))  # not a permutation
     with pytest.raises(PageWeaverInputError):
-        g.gpu_greedy_regroup(topk.astype(float), 8)
+        g.gpu_greedy_regroup(topk.astype(float), Grouping(8))
 
 
 def test_bad_perm_never_reads_out_of_bounds():

@@ -11,6 +11,7 @@ import pytest
 from gpu_cases import HEADS, bf16_qkv, causal_tail_case, random_case, run_cpu_plan, run_gpu_plan
 
 from pageweaver_edu.core.attention import reference_attention
+from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.gpu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
 from pageweaver_edu.regroup.bitmap import greedy_regroup
 from pageweaver_edu.workloads import make_preset
@@ -66,7 +67,7 @@ def test_random_inputs_match_reference_and_order(n, pages, k, heads, causal, len
     ref = _reference(q, kk, v, topk, cpos, lens)
     orig = _run(q, kk, v, topk, cpos, lens)
     _check(orig, ref)
-    perms = [greedy_regroup(topk[h], 64 if n >= 64 else 8, 8) for h in range(heads)]
+    perms = [greedy_regroup(topk[h], Grouping(64 if n >= 64 else 8)) for h in range(heads)]
     regrouped = _run(q, kk, v, topk, cpos, lens, perms)
     assert torch.equal(orig, regrouped), "original and regrouped order differ bitwise"
     u4 = _run(q, kk, v, topk, cpos, lens, group=4)
@@ -106,7 +107,7 @@ def test_packed_requests_tail_groups():
     ref = _reference(q, kk, v, topk, cpos, lens, offsets)
     out = _run(q, kk, v, topk, cpos, lens, offsets=offsets)
     _check(out, ref)
-    perm = greedy_regroup(topk[0], 8, 8, request_offsets=offsets)
+    perm = greedy_regroup(topk[0], Grouping(8), request_offsets=offsets)
     assert torch.equal(out, _run(q, kk, v, topk, cpos, lens, [perm], offsets=offsets))
 
 
@@ -130,7 +131,7 @@ def test_presets(name):
                               causal_pos=None if cpos is None else cpos[rows])
     assert not torch.isnan(out).any()
     _check(out[torch.from_numpy(rows).cuda()], ref)
-    perm = greedy_regroup(cap.topk, 128, 8, **cap.regroup_kwargs())
+    perm = greedy_regroup(cap.topk, Grouping(128), **cap.regroup_kwargs())
     assert torch.equal(out, _run(q, kk, v, topk, cpos, lens, [perm]))
 
 
@@ -145,7 +146,7 @@ def test_gpu_prepared_plan_matches_cpu_plan():
     q, kk, v = bf16_qkv(rng, 517, 48, 2)
     out, perm = run_gpu_plan(lambda plan, c, ln, o: union_attention(q, kk, v, plan, c, ln, out=o),
                              q, topk, cpos, lens)
-    cpu_perm = [greedy_regroup(topk[h], 128, 8) for h in range(2)]
+    cpu_perm = [greedy_regroup(topk[h], Grouping(128)) for h in range(2)]
     assert np.array_equal(perm.cpu().numpy(), np.stack(cpu_perm))
     assert torch.equal(out, _run(q, kk, v, topk, cpos, lens, cpu_perm))
     _check(out, _reference(q, kk, v, topk, cpos, lens))

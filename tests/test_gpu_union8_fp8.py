@@ -24,6 +24,7 @@ from gpu_cases import (
     run_gpu_plan,
 )
 
+from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.core.union_plan import prepare_unions
 from pageweaver_edu.gpu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
 from pageweaver_edu.regroup.bitmap import greedy_regroup
@@ -94,7 +95,7 @@ def test_random_inputs_match_emulation_reference_and_order(n, pages, k, heads, c
     q, cache = _tensors(rng, n, pages, heads)
     orig = _run(q, cache, topk, cpos, lens)
     _check(orig, q, cache, topk, cpos, lens)
-    perms = [greedy_regroup(topk[h], 64 if n >= 64 else 8, 8) for h in range(heads)]
+    perms = [greedy_regroup(topk[h], Grouping(64 if n >= 64 else 8)) for h in range(heads)]
     assert torch.equal(orig, _run(q, cache, topk, cpos, lens, perms)), "regrouped differs"
     assert torch.equal(orig, _run(q, cache, topk, cpos, lens, group=4)), "Union4 differs"
     rand = [rng.permutation(n) for _ in range(heads)]
@@ -109,7 +110,7 @@ def test_three_slot_build_is_bitwise_identical():
     topk, cpos, lens = random_case(rng, 150, 40, 16, 1, True, True)
     q, cache = _tensors(rng, 150, 40, 1)
     orig = _run(q, cache, topk, cpos, lens)
-    perm = [greedy_regroup(topk[0], 64, 8)]
+    perm = [greedy_regroup(topk[0], Grouping(64))]
     assert torch.equal(orig, _run(q, cache, topk, cpos, lens, perm, slots=3))
     assert torch.equal(orig, _run(q, cache, topk, cpos, lens, group=4, slots=3))
 
@@ -142,7 +143,7 @@ def test_packed_requests_tail_groups():
     q, cache = _tensors(rng, 31, 16, 1)
     out = _run(q, cache, topk, cpos, lens, offsets=offsets)
     _check(out, q, cache, topk, cpos, lens)
-    perm = greedy_regroup(topk[0], 8, 8, request_offsets=offsets)
+    perm = greedy_regroup(topk[0], Grouping(8), request_offsets=offsets)
     assert torch.equal(out, _run(q, cache, topk, cpos, lens, [perm], offsets=offsets))
     assert torch.equal(out, _run(q, cache, topk, cpos, lens, group=4, offsets=offsets))
 
@@ -162,7 +163,7 @@ def test_presets(name):
     out = _run(q, cache, topk, cpos, lens)
     rows = np.sort(rng.choice(n, 128, replace=False))
     _check(out, q, cache, topk, cpos, lens, rows)
-    perm = greedy_regroup(cap.topk, 128, 8, **cap.regroup_kwargs())
+    perm = greedy_regroup(cap.topk, Grouping(128), **cap.regroup_kwargs())
     assert torch.equal(out, _run(q, cache, topk, cpos, lens, [perm]))
     assert torch.equal(out, _run(q, cache, topk, cpos, lens, group=4))
 
@@ -178,7 +179,7 @@ def test_gpu_prepared_plan_matches_cpu_plan():
     q, cache = _tensors(rng, 517, 48, 2)
     out, _ = run_gpu_plan(lambda plan, c, ln, o: launch_fp8(q, cache, plan, c, ln, out=o),
                           q, topk, cpos, lens)
-    cpu_perm = [greedy_regroup(topk[h], 128, 8) for h in range(2)]
+    cpu_perm = [greedy_regroup(topk[h], Grouping(128)) for h in range(2)]
     assert torch.equal(out, _run(q, cache, topk, cpos, lens, cpu_perm))
     _check(out, q, cache, topk, cpos, lens, rows=np.arange(0, 517, 4))
 

@@ -46,9 +46,9 @@ def fake_gpu(monkeypatch):
     monkeypatch.setattr(torch.Tensor, "cuda", lambda self, *a, **k: self)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "FakeGPU")
 
-    def regroup(topk, w, group=8, variant=None, **kw):
+    def regroup(topk, grouping, variant=None, **kw):
         calls.append(("variant", variant))
-        return torch.from_numpy(greedy_regroup(topk, w, group, **kw).astype(np.int32))
+        return torch.from_numpy(greedy_regroup(topk, grouping, **kw).astype(np.int32))
 
     class Plan:
         def __init__(self, *args):
@@ -71,7 +71,7 @@ def fake_gpu(monkeypatch):
         return {"median_us": 12.5}
 
     monkeypatch.setattr(g, "gpu_greedy_regroup", regroup)
-    monkeypatch.setattr(g, "regroup_plan", Plan)
+    monkeypatch.setattr(g, "regroup_launch", Plan)
     monkeypatch.setattr(g, "union_plan", Plan)
     monkeypatch.setattr(g, "gpu_prepare_unions", Prepared)
     monkeypatch.setattr(timing, "bench_gpu", bench)

@@ -10,6 +10,7 @@ from pageweaver_edu import (
     token_support,
     union_stats,
 )
+from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.core.union_metrics import group_union
 
 G3_EXAMPLE = [[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]]
@@ -30,16 +31,16 @@ def test_union_and_rho_example():
 
 def test_greedy_g3_example_both_implementations():
     for impl in (greedy_regroup, greedy_regroup_sets):
-        perm = impl(G3_EXAMPLE, window=6, group=3)
+        perm = impl(G3_EXAMPLE, Grouping(window=6, group=3))
         assert perm.tolist() == [0, 2, 3, 1, 4, 5]
     before = union_stats(G3_EXAMPLE, group=3)
-    after = union_stats(G3_EXAMPLE, greedy_regroup(G3_EXAMPLE, 6, 3), group=3)
+    after = union_stats(G3_EXAMPLE, greedy_regroup(G3_EXAMPLE, Grouping(6, 3)), group=3)
     assert (before.union_visits, after.union_visits) == (10, 7)
     assert before.edges == after.edges == 12
 
 
 def test_greedy_g3_trace_costs():
-    _, trace = greedy_regroup_sets(G3_EXAMPLE, window=6, group=3, trace=True)
+    _, trace = greedy_regroup_sets(G3_EXAMPLE, Grouping(6, 3), trace=True)
     first_pick = trace.rounds[1]
     assert first_pick.costs == {1: 2, 2: 1, 3: 2, 4: 2, 5: 2}
     assert first_pick.choice == 2
@@ -50,7 +51,7 @@ def test_greedy_g3_trace_costs():
 
 
 def test_greedy_counterexample_g2():
-    perm = greedy_regroup(G2_COUNTER, window=4, group=2)
+    perm = greedy_regroup(G2_COUNTER, Grouping(4, 2))
     assert perm.tolist() == [0, 2, 1, 3]
     assert union_stats(G2_COUNTER, group=2).union_visits == 12
     assert union_stats(G2_COUNTER, perm, group=2).union_visits == 13

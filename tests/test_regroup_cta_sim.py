@@ -7,10 +7,11 @@ from hypothesis import strategies as st
 from strategies import grouping_case
 
 from pageweaver_edu import encode_bitmaps, greedy_regroup, greedy_regroup_sets
+from pageweaver_edu.core.grouping import Grouping
+from pageweaver_edu.replay.regroup_cost import regroup_cost
 from pageweaver_edu.replay.regroup_cta import (
     SENTINEL,
     cta_regroup,
-    regroup_cost,
     shuffle_argmin,
     simulate_window,
     trace_window,
@@ -39,30 +40,30 @@ def wide_windows(draw):
 @given(grouping_case())
 def test_cta_simulation_equals_greedy_regroup(case):
     topk, window, group, offsets, chunk = case
-    kw = dict(capacity=64, request_offsets=offsets, chunk_size=chunk)
-    assert np.array_equal(cta_regroup(topk, window, group, **kw),
-                          greedy_regroup(topk, window, group, **kw))
+    grouping = Grouping(window, group, capacity=64, chunk_size=chunk)
+    assert np.array_equal(cta_regroup(topk, grouping, request_offsets=offsets),
+                          greedy_regroup(topk, grouping, request_offsets=offsets))
 
 
 @settings(max_examples=40, deadline=None)
 @given(wide_windows(), st.sampled_from(["down", "xor"]))
 def test_cta_simulation_on_w64_w128_windows(case, mode):
     topk, window, group = case
-    perm = cta_regroup(topk, window, group, shuffle=mode)
+    perm = cta_regroup(topk, Grouping(window, group), shuffle=mode)
     assert perm.dtype == np.int32
-    assert np.array_equal(perm, greedy_regroup(topk, window, group))
+    assert np.array_equal(perm, greedy_regroup(topk, Grouping(window, group)))
 
 
 def test_capacity_fallback_keeps_identity():
     topk = np.array([[0, 5], [1, 70], [5, 0], [3, 3]])
-    assert cta_regroup(topk, 4, 2, capacity=64).tolist() == [0, 1, 2, 3]
-    expected = greedy_regroup(topk, 4, 2, 128).tolist()
-    assert cta_regroup(topk, 4, 2, capacity=128).tolist() == expected
+    assert cta_regroup(topk, Grouping(4, 2, capacity=64)).tolist() == [0, 1, 2, 3]
+    expected = greedy_regroup(topk, Grouping(4, 2, capacity=128)).tolist()
+    assert cta_regroup(topk, Grouping(4, 2, capacity=128)).tolist() == expected
 
 
 def test_worked_example_g3():
-    assert cta_regroup(G3_EXAMPLE, 6, 3).tolist() == [0, 2, 3, 1, 4, 5]
-    start, trace = trace_window(G3_EXAMPLE, 6, 0, group=3)
+    assert cta_regroup(G3_EXAMPLE, Grouping(6, 3)).tolist() == [0, 2, 3, 1, 4, 5]
+    start, trace = trace_window(G3_EXAMPLE, Grouping(6, 3), 0)
     assert start == 0 and trace.threads == 32
     r1 = trace.rounds[1]  # seed q0, U = {1, 2}: costs of q1..q5 are 2, 1, 2, 2, 2
     assert r1.deltas[:6].tolist() == [-1, 2, 1, 2, 2, 2]
@@ -77,8 +78,8 @@ def test_recorded_deltas_match_set_costs(case):
     topk, window, group, _, _ = case
     if topk.shape[0] == 0:
         return
-    _, ref = greedy_regroup_sets(topk, window, group, capacity=64, trace=True)
-    start, trace = trace_window(topk, window, 0, group, capacity=64)
+    _, ref = greedy_regroup_sets(topk, Grouping(window, group, capacity=64), trace=True)
+    start, trace = trace_window(topk, Grouping(window, group, capacity=64), 0)
     mine = trace.rounds
     theirs = [r for r in ref.rounds if r.window == 0]
     assert len(mine) == len(theirs)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from strategies import grouping_case
 
 from pageweaver_edu import PageWeaverInputError, greedy_regroup
+from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.replay.regroup_pairs import (
     DELTA_SHIFT,
     ID_SHIFT,
@@ -75,8 +76,8 @@ def test_pair_round_counts_new_pages():
 @given(grouping_case())
 def test_pairs_regroup_equals_greedy_regroup(case):
     topk, window, group, offsets, chunk = case
-    ref = greedy_regroup(topk, window, group, request_offsets=offsets, chunk_size=chunk)
-    got = pairs_regroup(topk, window, group, request_offsets=offsets, chunk_size=chunk)
+    ref = greedy_regroup(topk, Grouping(window, group, chunk_size=chunk), request_offsets=offsets)
+    got = pairs_regroup(topk, Grouping(window, group, chunk_size=chunk), request_offsets=offsets)
     assert got.dtype == np.int32
     assert np.array_equal(ref, got)
 
@@ -87,18 +88,18 @@ def test_pairs_regroup_on_wide_windows_with_fallback(window):
     topk = rng.integers(-1, 300, size=(3 * window + 17, 16))
     topk[rng.random(len(topk)) < 0.05] = -1
     topk[5, 3] = 700  # first chunk falls back by id
-    kw = dict(request_offsets=[0, 2 * window, len(topk)], chunk_size=window, capacity=512)
-    want = greedy_regroup(topk, window, 8, **kw)
-    assert np.array_equal(pairs_regroup(topk, window, 8, **kw), want)
+    grouping, offsets = Grouping(window, chunk_size=window), [0, 2 * window, len(topk)]
+    want = greedy_regroup(topk, grouping, request_offsets=offsets)
+    assert np.array_equal(pairs_regroup(topk, grouping, request_offsets=offsets), want)
     lengths = np.full(len(topk), 1000)
     lengths[-1] = 513 * 128
-    assert np.array_equal(pairs_regroup(topk, window, 8, lengths=lengths),
-                          greedy_regroup(topk, window, 8, lengths=lengths))
+    assert np.array_equal(pairs_regroup(topk, Grouping(window), lengths=lengths),
+                          greedy_regroup(topk, Grouping(window), lengths=lengths))
 
 
 def test_more_than_16_slots_is_an_error():
     with pytest.raises(PageWeaverInputError, match="16"):
-        pairs_regroup(np.zeros((8, 17), dtype=np.int64), 8)
+        pairs_regroup(np.zeros((8, 17), dtype=np.int64), Grouping(8))
     with pytest.raises(PageWeaverInputError, match="16"):
         slot_masks(np.zeros((8, 17), dtype=np.int64))
 

@@ -7,17 +7,16 @@ from hypothesis import strategies as st
 from strategies import grouping_case, topk_arrays
 
 from pageweaver_edu import PageWeaverInputError, greedy_regroup, greedy_regroup_sets
+from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.core.supports import support_sets
-from pageweaver_edu.core.windows import chunk_table, plan_windows, split_spans
+from pageweaver_edu.core.windows import chunk_table, split_spans, window_table
 
 
 def run_both(topk, window, group, offsets, chunk, capacity=64, lengths=None, page_size=4):
-    kw = dict(
-        capacity=capacity, request_offsets=offsets, chunk_size=chunk, lengths=lengths,
-        page_size=page_size,
-    )
-    a = greedy_regroup_sets(topk, window, group, **kw)
-    b = greedy_regroup(topk, window, group, **kw)
+    grouping = Grouping(window, group, capacity, chunk)
+    kw = dict(request_offsets=offsets, lengths=lengths, page_size=page_size)
+    a = greedy_regroup_sets(topk, grouping, **kw)
+    b = greedy_regroup(topk, grouping, **kw)
     return a, b
 
 
@@ -33,8 +32,9 @@ def test_set_based_equals_bitmap(case):
 @given(grouping_case())
 def test_bijection_inside_every_window(case):
     topk, window, group, offsets, chunk = case
-    perm = greedy_regroup(topk, window, group, 64, offsets, chunk)
-    plan = plan_windows(topk, window, group, 64, offsets, chunk)
+    grouping = Grouping(window, group, capacity=64, chunk_size=chunk)
+    perm = greedy_regroup(topk, grouping, request_offsets=offsets)
+    plan = window_table(topk, grouping, request_offsets=offsets)
     assert sorted(perm.tolist()) == list(range(topk.shape[0]))
     for start, end in plan.windows:  # windows lie inside requests and chunks
         assert sorted(perm[start:end].tolist()) == list(range(start, end))
@@ -44,7 +44,8 @@ def test_bijection_inside_every_window(case):
 @given(grouping_case())
 def test_windows_respect_requests_and_chunks(case):
     topk, window, group, offsets, chunk = case
-    plan = plan_windows(topk, window, group, 64, offsets, chunk)
+    plan = window_table(topk, Grouping(window, group, capacity=64, chunk_size=chunk),
+                        request_offsets=offsets)
     chunks = chunk_table(offsets, chunk)
     assert np.array_equal(plan.windows, split_spans(chunks, window))
     for start, end in plan.windows:
@@ -59,7 +60,8 @@ def test_windows_respect_requests_and_chunks(case):
 def test_greedy_choice_rule_holds(case):
     """Each pick minimizes (new pages, id) among the unassigned queries of its window."""
     topk, window, group, offsets, chunk = case
-    perm, trace = greedy_regroup_sets(topk, window, group, 64, offsets, chunk, trace=True)
+    perm, trace = greedy_regroup_sets(topk, Grouping(window, group, capacity=64, chunk_size=chunk),
+                                      request_offsets=offsets, trace=True)
     sets = support_sets(topk)
     for rnd in trace.rounds:
         if rnd.is_seed:
@@ -76,7 +78,8 @@ def test_greedy_choice_rule_holds(case):
 
 
 def _window_of_slot(topk, window, group, offsets, chunk):
-    plan = plan_windows(topk, window, group, 64, offsets, chunk)
+    plan = window_table(topk, Grouping(window, group, capacity=64, chunk_size=chunk),
+                        request_offsets=offsets)
     out = [None] * topk.shape[0]
     for w, (start, end) in enumerate(plan.windows):
         for s in range(start, end):
@@ -87,18 +90,19 @@ def _window_of_slot(topk, window, group, offsets, chunk):
 def test_ties_break_by_smallest_id():
     # Every candidate costs the same: the order must stay ascending.
     topk = np.array([[5], [1], [2], [3]])
-    assert greedy_regroup(topk, 4, 4).tolist() == [0, 1, 2, 3]
+    assert greedy_regroup(topk, Grouping(4, 4)).tolist() == [0, 1, 2, 3]
     # q3 and q1 both cost 0 against U = {7}; q1 wins by id, then q3.
-    assert greedy_regroup([[7], [7], [9], [7]], 4, 2).tolist() == [0, 1, 2, 3]
-    assert greedy_regroup([[7], [9], [7], [7]], 4, 2).tolist() == [0, 2, 1, 3]
+    assert greedy_regroup([[7], [7], [9], [7]], Grouping(4, 2)).tolist() == [0, 1, 2, 3]
+    assert greedy_regroup([[7], [9], [7], [7]], Grouping(4, 2)).tolist() == [0, 2, 1, 3]
 
 
 def test_padding_duplicates_and_empty_rows():
     topk = np.array([[3, 3, -1], [-1, -1, -1], [3, -5, 3], [4, 4, 4]])
     assert support_sets(topk) == [frozenset({3}), frozenset(), frozenset({3}), frozenset({4})]
     # q2 costs 0 against {3}; the empty q1 also costs 0 and has the smaller id.
-    assert greedy_regroup(topk, 4, 2).tolist() == [0, 1, 2, 3]
-    assert greedy_regroup(topk, 4, 2).tolist() == greedy_regroup_sets(topk, 4, 2).tolist()
+    assert greedy_regroup(topk, Grouping(4, 2)).tolist() == [0, 1, 2, 3]
+    assert (greedy_regroup(topk, Grouping(4, 2)).tolist()
+            == greedy_regroup_sets(topk, Grouping(4, 2)).tolist())
 
 
 @settings(max_examples=100, deadline=None)
@@ -107,26 +111,27 @@ def test_capacity_fallback_by_page_id(topk, group):
     window = 2 * group
     capacity = 10
     rows = [r[r >= 0] for r in topk]
-    perm = greedy_regroup(topk, window, group, capacity=capacity)
+    grouping = Grouping(window, group, capacity=capacity)
+    perm = greedy_regroup(topk, grouping)
     if any(r.size and r.max() >= capacity for r in rows):
         assert perm.tolist() == list(range(topk.shape[0]))
-    assert np.array_equal(perm, greedy_regroup_sets(topk, window, group, capacity=capacity))
+    assert np.array_equal(perm, greedy_regroup_sets(topk, grouping))
 
 
 def test_capacity_fallback_is_per_chunk_and_uses_lengths():
     topk = np.array([[1], [2], [1], [2], [1], [2], [1], [2]])
     lengths = np.array([10, 10, 10, 10, 9000, 10, 10, 10])
     # Chunks of 4 rows: only the second chunk needs ceil(9000/128) = 71 > 64 pages.
-    perm = greedy_regroup(topk, 4, 2, capacity=64, chunk_size=4, lengths=lengths)
+    perm = greedy_regroup(topk, Grouping(4, 2, capacity=64, chunk_size=4), lengths=lengths)
     assert perm[:4].tolist() == [0, 2, 1, 3]
     assert perm[4:].tolist() == [4, 5, 6, 7]
-    perm = greedy_regroup(topk, 4, 2, capacity=64, chunk_size=4, lengths=lengths * 0 + 10)
+    perm = greedy_regroup(topk, Grouping(4, 2, capacity=64, chunk_size=4), lengths=lengths * 0 + 10)
     assert perm.tolist() == [0, 2, 1, 3, 4, 6, 5, 7]
 
 
 def test_page_id_beyond_capacity_falls_back_instead_of_failing():
     topk = np.array([[600], [1], [600], [1]])
-    assert greedy_regroup(topk, 4, 2).tolist() == [0, 1, 2, 3]
+    assert greedy_regroup(topk, Grouping(4, 2)).tolist() == [0, 1, 2, 3]
 
 
 @pytest.mark.parametrize(
@@ -143,9 +148,12 @@ def test_page_id_beyond_capacity_falls_back_instead_of_failing():
 )
 def test_bad_grouping_arguments(kwargs, message):
     topk = np.zeros((4, 2), dtype=np.int64)
+    grouping_keys = {"window", "group", "capacity", "chunk_size"}
+    boundaries = {k: v for k, v in kwargs.items() if k not in grouping_keys}
     for impl in (greedy_regroup, greedy_regroup_sets):
         with pytest.raises(PageWeaverInputError, match=message):
-            impl(topk, **kwargs)
+            impl(topk, Grouping(**{k: v for k, v in kwargs.items() if k in grouping_keys}),
+                 **boundaries)
 
 
 @pytest.mark.parametrize(
@@ -160,7 +168,7 @@ def test_bad_grouping_arguments(kwargs, message):
 )
 def test_bad_topk(topk, message):
     with pytest.raises(PageWeaverInputError, match=message):
-        greedy_regroup(topk, 8, 8)
+        greedy_regroup(topk, Grouping(8))
 
 
 @pytest.mark.parametrize(("window", "group"), [(128, 2), (128, 8), (96, 3), (512, 8)])
@@ -168,6 +176,6 @@ def test_long_windows_match_the_set_reference(window, group):
     """Long windows exercise the bitmap version's dropping of assigned candidates."""
     rng = np.random.default_rng(window + group)
     topk = rng.integers(-1, 40, size=(700, 6))
-    kw = dict(request_offsets=[0, 333, 700], capacity=64)
-    assert np.array_equal(greedy_regroup(topk, window, group, **kw),
-                          greedy_regroup_sets(topk, window, group, **kw))
+    grouping, offsets = Grouping(window, group, capacity=64), [0, 333, 700]
+    assert np.array_equal(greedy_regroup(topk, grouping, request_offsets=offsets),
+                          greedy_regroup_sets(topk, grouping, request_offsets=offsets))

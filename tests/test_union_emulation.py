@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pageweaver_edu.core.attention import reference_attention
+from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.core.union_plan import prepare_unions
 from pageweaver_edu.regroup.bitmap import greedy_regroup
 
@@ -37,7 +38,7 @@ def test_emulation_matches_float64_and_is_order_independent(seed, cut):
     lengths = rng.integers(0, pages * PAGE + 1, n)
     q, k, v = bf16((n, 2, dim), rng), bf16((pages, PAGE, dim), rng), bf16((pages, PAGE, dim), rng)
     ref = reference_attention(q, k, v, topk, lengths=lengths, causal_pos=causal)
-    plans = [prepare_unions(topk), prepare_unions(topk, greedy_regroup(topk, 16, 8))]
+    plans = [prepare_unions(topk), prepare_unions(topk, greedy_regroup(topk, Grouping(16)))]
     outs = []
     for plan in plans:
         got = {}

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from strategies import grouping_case
 
 from pageweaver_edu import PageWeaverInputError, greedy_regroup, prepare_unions, union_stats
+from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.core.supports import support_sets
 from pageweaver_edu.core.windows import group_table
 
@@ -14,7 +15,8 @@ from pageweaver_edu.core.windows import group_table
 @given(grouping_case())
 def test_plan_reproduces_every_support(case):
     topk, window, group, offsets, chunk = case
-    perm = greedy_regroup(topk, window, group, 64, offsets, chunk)
+    perm = greedy_regroup(topk, Grouping(window, group, capacity=64, chunk_size=chunk),
+                          request_offsets=offsets)
     plan = prepare_unions(topk, perm, offsets, group)
     assert plan.supports() == support_sets(topk)
     sets = support_sets(topk)
@@ -49,7 +51,8 @@ def test_groups_are_request_local_blocks(case):
 def test_regroup_preserves_edges_and_c4_bounds(case):
     topk, window, group, offsets, chunk = case
     before = union_stats(topk, None, offsets, group)
-    perm = greedy_regroup(topk, window, group, 64, offsets, chunk)
+    perm = greedy_regroup(topk, Grouping(window, group, capacity=64, chunk_size=chunk),
+                          request_offsets=offsets)
     after = union_stats(topk, perm, offsets, group)
     assert before.edges == after.edges
     for s in (before, after):
@@ -84,7 +87,8 @@ def test_sorted_and_dense_distinct_counts_agree(case):
     import pageweaver_edu.core.union_metrics as um
 
     topk, window, group, offsets, chunk = case
-    perm = greedy_regroup(topk, window, group, 64, offsets, chunk)
+    perm = greedy_regroup(topk, Grouping(window, group, capacity=64, chunk_size=chunk),
+                          request_offsets=offsets)
     dense = union_stats(topk, perm, offsets, group)
     saved, um._DENSE_CELLS = um._DENSE_CELLS, 0
     try:

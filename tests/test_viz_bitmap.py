@@ -5,6 +5,7 @@ import plotly.graph_objects as go
 
 from pageweaver_edu import greedy_regroup, prepare_unions
 from pageweaver_edu.core.capture import Capture
+from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.notebook.bitmap import (
     CtaStepper,
     bit_rows_figure,
@@ -43,7 +44,7 @@ def test_bit_rows_and_grid():
 
 
 def test_cta_round_view_of_the_g3_example():
-    start, trace = trace_window(G3, 6, 0, group=3)
+    start, trace = trace_window(G3, Grouping(6, 3), 0)
     v = cta_round_view(trace, 1, start)
     assert v["bar_x"].tolist() == [1, 2, 3, 4, 5] and v["bar_y"].tolist() == [2, 1, 2, 2, 2]
     assert v["off_x"][0] == 0 and len(v["off_x"]) == 32 - 5
@@ -53,7 +54,7 @@ def test_cta_round_view_of_the_g3_example():
 
 
 def test_cta_round_figure_updates_in_place():
-    start, trace = trace_window(random_topk(), 64, 1)
+    start, trace = trace_window(random_topk(), Grouping(64), 1)
     fig = cta_round_figure(trace, 0, start, widget=True)
     assert isinstance(fig, go.FigureWidget) and len(fig.layout.shapes) == 1
     update_cta_round(fig, trace, 9, start)
@@ -72,7 +73,7 @@ def test_cta_stepper_follows_window_changes():
 
 
 def test_shuffle_figure_rows():
-    _, trace = trace_window(random_topk(), 128, 0)
+    _, trace = trace_window(random_topk(), Grouping(128), 0)
     fig = shuffle_figure(trace, 1, warp=2)
     assert np.array(fig.data[0].z).shape == (6, 32)
     assert fig.data[0].y[-1] == "after shfl_down 1"
@@ -80,7 +81,7 @@ def test_shuffle_figure_rows():
 
 def test_slot_map_view_and_update():
     topk = random_topk()
-    perm = greedy_regroup(topk, 64)
+    perm = greedy_regroup(topk, Grouping(64))
     plan = prepare_unions(topk, perm)
     v = slot_map_view(plan, 3)
     ids = perm[24:32]
@@ -103,7 +104,7 @@ def test_slot_map_view_and_update():
 
 def test_union_histograms():
     topk = random_topk(n=203)
-    counts = union_size_counts(topk, {"original": None, "W64": greedy_regroup(topk, 64)})
+    counts = union_size_counts(topk, {"original": None, "W64": greedy_regroup(topk, Grouping(64))})
     assert all(c.sum() == 26 for c in counts.values())
     cap = Capture.from_arrays(topk)
     counts, title = union_hist_for(cap, 160, 64)

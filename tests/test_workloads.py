@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from pageweaver_edu.core.capture import Capture
+from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.core.inputs import PageWeaverInputError
 from pageweaver_edu.regroup.bitmap import greedy_regroup
 from pageweaver_edu.workloads import (
@@ -171,7 +172,7 @@ def test_interleaved_presets_regroup_wins_big():
 def test_beyond_capacity_falls_back_to_identity():
     cap = make_preset("beyond-capacity")
     assert int(cap.lengths.max()) > 65_536 and int(cap.topk.max()) >= 512
-    perm = greedy_regroup(cap.topk, 128, **cap.regroup_kwargs())
+    perm = greedy_regroup(cap.topk, Grouping(128), **cap.regroup_kwargs())
     np.testing.assert_array_equal(perm, np.arange(cap.num_queries))
     s = preset_statistics(cap, windows=(128,))
     assert s["fallback"] and s["change_pct"]["W128"] == 0.0

@@ -144,23 +144,6 @@ def positive_int(value, name: str) -> int:
     return int(value)
 
 
-def check_grouping(window: int, group: int, chunk_size: int | None) -> tuple[int, int, int | None]:
-    """Validate window W, group size g and chunk size (§4: W % g == 0, chunk % g == 0)."""
-    window = positive_int(window, "window W")
-    group = positive_int(group, "group size g")
-    if window % group:
-        raise PageWeaverInputError(
-            f"window W = {window} is not a multiple of the group size g = {group}"
-        )
-    if chunk_size is not None:
-        chunk_size = positive_int(chunk_size, "chunk size")
-        if chunk_size % group:
-            raise PageWeaverInputError(
-                f"chunk size {chunk_size} is not a multiple of the group size g = {group}"
-            )
-    return window, group, chunk_size
-
-
 def as_permutation(perm, request_offsets: np.ndarray) -> np.ndarray:
     """Validate π: a bijection inside every request.
 

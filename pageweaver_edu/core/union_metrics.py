@@ -1,9 +1,10 @@
-"""Query unions, membership masks and reuse metrics (PAGEWEAVER.md §3).
+"""Query unions, membership masks and reuse metrics (docs/definitions.md#unions).
 
 For a group G of query positions, ``U_G = ∪_{i∈G} S_i`` is the page list the group walks
 and ``M_{i,p} = 1[p ∈ S_i]`` masks the rows that do not select a page. Union visits
 ``Σ_G |U_G|`` count page rounds, ``C4`` counts the rounds of the two four-slot halves (the
 two CTAs of a Union8 cluster), and ``ρ_Q = Σ_i |S_i| / Σ_G |U_G|`` is the logical reuse.
+:func:`cta_balance` and :func:`window_visits` break these down per CTA half and per window.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .grouping import Grouping
 from .inputs import as_permutation, as_request_offsets, positive_int
 from .supports import canonical_rows
-from .windows import group_table
+from .windows import chunk_table, group_table, split_spans
 
 CTA_SLOTS = 4  # execution slots per CTA: CTA0 = slots 0–3, CTA1 = slots 4–7
 
@@ -177,3 +179,60 @@ def useful_fraction(topk, members, heads: int = 16) -> float:
     if mask.size == 0:
         return float("nan")
     return float(heads * mask.sum()) / float(heads * mask.size)
+
+
+def cta_balance(topk, perm=None, request_offsets=None, group: int = 8) -> dict:
+    """Union visits, C4 and the balance of the two CTA halves of every group.
+
+    Returns
+    -------
+    dict
+        ``union_visits`` Σ|U_G|; ``c4`` Σ(|U_G0| + |U_G1|); ``critical`` Σ max(|U_G0|,
+        |U_G1|) (the rounds of the busier CTA); ``imbalance`` = critical / (c4 / 2) ≥ 1;
+        ``one_sided`` Σ(|U_G| − |U_G0 ∩ U_G1|): pages only one CTA computes on.
+    """
+    sp = slot_pages(topk, perm, request_offsets, group)
+    n_groups = len(sp.groups)
+    halves = sp.group_of_edge * 2 + (sp.slot_of_edge >= CTA_SLOTS)
+    stride = int(sp.page_of_edge.max(initial=0)) + 1
+    half_keys = np.unique(halves * stride + sp.page_of_edge) // stride
+    per_half = np.bincount(half_keys, minlength=2 * n_groups).reshape(n_groups, 2)
+    stats = union_stats(topk, perm, request_offsets, group)
+    c4, critical = int(per_half.sum()), int(per_half.max(axis=1).sum())
+    overlap = c4 - stats.union_visits
+    return {
+        "union_visits": stats.union_visits,
+        "c4": c4,
+        "critical": critical,
+        "imbalance": critical / (c4 / 2) if c4 else float("nan"),
+        "one_sided": stats.union_visits - overlap,
+    }
+
+
+def window_visits(topk, perm, grouping: Grouping, request_offsets=None,
+                  union_sizes=None) -> np.ndarray:
+    """Union visits per window of the window table (groups never cross windows).
+
+    Parameters
+    ----------
+    topk : array_like of int, shape [N, K]
+    perm : array_like of int, shape [N], or None
+        π; the identity when None.
+    grouping : Grouping
+        W, g and the chunk size of the windows.
+    request_offsets : array_like of int, shape [R + 1], optional
+    union_sizes : array_like of int, shape [G], optional
+        |U_G| per group (e.g. ``union_stats(...).union_sizes``), to skip recomputing them.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape [M]
+    """
+    n = np.asarray(topk).shape[0]
+    offsets = as_request_offsets(request_offsets, n)
+    windows = split_spans(chunk_table(offsets, grouping.chunk_size), grouping.window)
+    sizes = (union_stats(topk, perm, offsets, grouping.group).union_sizes if union_sizes is None
+             else np.asarray(union_sizes))
+    starts = group_table(offsets, grouping.group)[:, 0]
+    which = np.searchsorted(windows[:, 0], starts, side="right") - 1
+    return np.bincount(which, weights=sizes, minlength=len(windows)).astype(np.int64)

@@ -1,9 +1,10 @@
-"""Request, chunk, window and group boundaries, and the capacity fallback (PAGEWEAVER.md §4).
+"""Request, chunk, window and group boundaries, and the capacity fallback.
 
 Regrouping is request-local and chunk-local: each (request, chunk) span of query rows is
 cut into consecutive windows of W rows (the last one may be short). A span whose context
 needs more than B pages keeps the identity order. Downstream, groups are request-local
-blocks of g consecutive execution slots.
+blocks of g consecutive execution slots. Definitions: docs/definitions.md#windows-and-chunks,
+docs/definitions.md#capacity-fallback and docs/definitions.md#group-table.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .inputs import as_positions, as_request_offsets, check_grouping, positive_int
+from .grouping import Grouping
+from .inputs import as_positions, as_request_offsets, positive_int
 from .supports import canonical_rows
 
 
@@ -127,73 +129,110 @@ def group_table(request_offsets: np.ndarray, group: int) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class WindowPlan:
-    """Everything a regroup implementation needs, validated once.
+class WindowTable:
+    """The validated rows of a Top-K array cut into request-, chunk-local windows.
+
+    Everything a regroup needs; built by :func:`window_table`, which validates the inputs once.
 
     Attributes
     ----------
     canonical : numpy.ndarray of int64, shape [N, K]
         Sorted distinct valid ids per row, padded with -1.
+    request_offsets : numpy.ndarray of int64, shape [R + 1]
+    chunks : numpy.ndarray of int64, shape [C, 2]
+        ``[start, end)`` rows of every (request, chunk).
+    chunk_fallback : numpy.ndarray of bool, shape [C]
+        True where the chunk's context needs more than B pages: it keeps the identity order.
     windows : numpy.ndarray of int64, shape [M, 2]
-        ``[start, end)`` rows of every window, request- and chunk-local.
-    identity : numpy.ndarray of bool, shape [M]
+        ``[start, end)`` rows of every window, in order; none crosses a chunk.
+    fallback : numpy.ndarray of bool, shape [M]
         True where the window lies in a chunk under the capacity fallback.
-    group : int
-        g.
+    grouping : Grouping
     """
 
     canonical: np.ndarray
+    request_offsets: np.ndarray
+    chunks: np.ndarray
+    chunk_fallback: np.ndarray
     windows: np.ndarray
-    identity: np.ndarray
-    group: int
+    fallback: np.ndarray
+    grouping: Grouping
+
+    @property
+    def group(self) -> int:
+        """g."""
+        return self.grouping.group
+
+    @property
+    def regrouped_chunks(self) -> np.ndarray:
+        """``[start, end)`` of the chunks that are regrouped, shape [C', 2]."""
+        return self.chunks[~self.chunk_fallback]
+
+    @property
+    def regrouped_windows(self) -> np.ndarray:
+        """``[start, end)`` of the windows that are regrouped, shape [M', 2]."""
+        return self.windows[~self.fallback]
+
+    def for_window(self, window: int) -> WindowTable:
+        """The same rows and chunks cut into windows of another W (no input is read again)."""
+        return _cut(self.canonical, self.request_offsets, self.chunks, self.chunk_fallback,
+                    self.grouping.with_window(window))
+
+    def permutation(self, order) -> np.ndarray:
+        """π built window by window; windows under the capacity fallback keep the identity.
+
+        Parameters
+        ----------
+        order : callable ``(index, start, end) -> sequence of int``
+            The original ids of window ``index`` (rows ``start .. end-1``) in slot order.
+
+        Returns
+        -------
+        numpy.ndarray of int32, shape [N]
+        """
+        perm = np.arange(self.canonical.shape[0], dtype=np.int32)
+        for index, ((start, end), fallback) in enumerate(
+                zip(self.windows, self.fallback, strict=True)):
+            if not fallback:
+                perm[start:end] = order(index, int(start), int(end))
+        return perm
 
 
-def plan_windows(
-    topk,
-    window: int,
-    group: int = 8,
-    capacity: int = 512,
-    request_offsets=None,
-    chunk_size: int | None = None,
-    lengths=None,
-    page_size: int = 128,
-) -> WindowPlan:
-    """Validate the regroup inputs and cut them into windows (§4).
+def _cut(canonical, request_offsets, chunks, chunk_fallback, grouping: Grouping) -> WindowTable:
+    pieces = [split_spans(span[None, :], grouping.window) for span in chunks]
+    flags = [np.full(len(cut), flag) for cut, flag in zip(pieces, chunk_fallback, strict=True)]
+    windows = np.concatenate(pieces) if pieces else np.zeros((0, 2), dtype=np.int64)
+    fallback = np.concatenate(flags) if flags else np.zeros(0, dtype=bool)
+    return WindowTable(canonical, request_offsets, chunks, chunk_fallback, windows, fallback,
+                       grouping)
+
+
+def window_table(topk, grouping: Grouping, *, request_offsets=None, lengths=None,
+                 page_size: int = 128) -> WindowTable:
+    """Validate the regroup inputs and cut them into windows.
 
     Parameters
     ----------
     topk : array_like of int, shape [N, K]
-    window : int
-        W, a multiple of ``group``.
-    group : int
-        g.
-    capacity : int
-        B, bitmap capacity in pages.
+        Top-K page ids; ``< 0`` is padding, duplicates count once.
+    grouping : Grouping
+        W, g, B and the chunk size.
     request_offsets : array_like of int, shape [R + 1], optional
-    chunk_size : int, optional
-        A multiple of ``group``; None = whole requests.
+        Packed requests (cu_seqlens style); one request when None.
     lengths : array_like of int, shape [N], optional
         L_i, used by the capacity fallback.
     page_size : int
-        P.
+        P, tokens per page.
 
     Returns
     -------
-    WindowPlan
+    WindowTable
     """
-    window, group, chunk_size = check_grouping(window, group, chunk_size)
     page_size = positive_int(page_size, "page_size P")
     canonical = canonical_rows(topk)
     n = canonical.shape[0]
     offsets = as_request_offsets(request_offsets, n)
-    lengths = as_positions(lengths, n, "lengths")
-    chunks = chunk_table(offsets, chunk_size)
-    chunk_identity = fallback_chunks(canonical, chunks, capacity, lengths, page_size)
-    pieces, identity = [], []
-    for span, flag in zip(chunks, chunk_identity, strict=True):
-        cut = split_spans(span[None, :], window)
-        pieces.append(cut)
-        identity.append(np.full(len(cut), flag))
-    windows = np.concatenate(pieces) if pieces else np.zeros((0, 2), dtype=np.int64)
-    flags = np.concatenate(identity) if identity else np.zeros(0, dtype=bool)
-    return WindowPlan(canonical, windows, flags, group)
+    chunks = chunk_table(offsets, grouping.chunk_size)
+    fallback = fallback_chunks(canonical, chunks, grouping.capacity,
+                               as_positions(lengths, n, "lengths"), page_size)
+    return _cut(canonical, offsets, chunks, fallback, grouping)

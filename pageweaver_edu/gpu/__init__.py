@@ -18,13 +18,14 @@ from .device import (
     require_gpu,
 )
 from .loader import GPULaunchError, kernel_dir, kernel_sources
-from .regroup import VARIANTS, gpu_greedy_regroup, pick_variant, regroup_plan
+from .regroup import VARIANTS, RegroupLaunch, gpu_greedy_regroup, pick_variant, regroup_launch
 from .unions import GpuUnionPlan, gpu_prepare_unions, union_plan
 
 __all__ = [
     "GPULaunchError",
     "GPUUnavailableError",
     "GpuUnionPlan",
+    "RegroupLaunch",
     "VARIANTS",
     "gpu_available",
     "gpu_greedy_regroup",
@@ -34,7 +35,7 @@ __all__ = [
     "kernel_dir",
     "kernel_sources",
     "pick_variant",
-    "regroup_plan",
+    "regroup_launch",
     "require_gpu",
     "union_plan",
 ]

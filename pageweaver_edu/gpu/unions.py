@@ -17,8 +17,8 @@ from ..core.inputs import as_permutation, as_request_offsets
 from ..core.union_plan import UnionPlan
 from .device import require_gpu
 from .loader import get_kernel, launch
-from .regroup import as_cuda_ids
 from .tables import union_group_table
+from .tensors import cuda_ids
 
 WARPS = 8  # groups in flight per CTA (kernels/union_prepare.cu: kWarps)
 MAX_TILES = 1024
@@ -155,7 +155,7 @@ def gpu_prepare_unions(topk, perm=None, request_offsets=None, group: int = 8,
     require_gpu()
     import torch
 
-    ids = as_cuda_ids(topk, "topk", (2, 3))
+    ids = cuda_ids(topk, "topk", (2, 3))
     batched = ids.dim() == 3
     if not batched:
         ids = ids.unsqueeze(0)
@@ -164,7 +164,7 @@ def gpu_prepare_unions(topk, perm=None, request_offsets=None, group: int = 8,
     if perm is None:
         p = torch.arange(n, dtype=torch.int32, device=ids.device).repeat(heads, 1)
     else:
-        p = as_cuda_ids(perm, "perm", (2,) if batched else (1,)).reshape(heads, n)
+        p = cuda_ids(perm, "perm", (2,) if batched else (1,)).reshape(heads, n)
         if validate:
             host = p.cpu().numpy()
             for h in range(heads):

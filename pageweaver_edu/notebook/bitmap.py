@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..core.bitmap import bitmap_words, encode_bitmaps
+from ..core.grouping import Grouping
 from ..replay.regroup_cta import SENTINEL, WARP, CtaTrace, trace_window
 from .style import set_title, style
 from .union import (  # noqa: F401 (chapter 05's figures, imported from here by notebooks)
@@ -140,19 +141,19 @@ class CtaStepper:
 
     The simulated trace of the current (W, window) is cached, so stepping rounds only redraws;
     a new window costs one :func:`~pageweaver_edu.replay.regroup_cta.trace_window` call.
-    ``regroup_kw`` goes to it (lengths, page_size, request_offsets, ...).
+    ``boundaries`` go to it (``lengths``, ``page_size``, ``request_offsets``).
     """
 
-    def __init__(self, topk, window: int = 128, index: int = 0, group: int = 8, **regroup_kw):
-        self.topk, self.group, self.kw, self.key = topk, group, regroup_kw, None
+    def __init__(self, topk, window: int = 128, index: int = 0, group: int = 8, **boundaries):
+        self.topk, self.group, self.kw, self.key = topk, group, boundaries, None
         self._load(window, index)
         self.fig = cta_round_figure(self.trace, 0, self.start, widget=True)
 
     def _load(self, window: int, index: int) -> None:
         if self.key != (window, index):
             self.key = (window, index)
-            self.start, self.trace = trace_window(self.topk, window, index, self.group,
-                                                  **self.kw)
+            grouping = Grouping(window, self.group)
+            self.start, self.trace = trace_window(self.topk, grouping, index, **self.kw)
 
     def update(self, window: int, index: int, k: int) -> int:
         """Show round ``k`` (clipped) of window ``index`` at width W; returns the round count."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.grouping import Grouping
 from ..core.union_plan import prepare_unions
 from ..gpu import device
 from ..records import record_header, recorded_results
@@ -96,7 +97,7 @@ def live_regroup(windows=(64, 128), preset: str = "cap64k", reps: int = 200) -> 
     if rec is not None:
         print(recorded_table(rec, [*names, *(f"cpu_regroup_w{w}" for w in windows)]))
         return {r["name"]: r["median_us"] for r in rec["results"] if r["name"] in names}
-    from ..gpu import gpu_greedy_regroup, regroup_plan
+    from ..gpu import gpu_greedy_regroup, regroup_launch
     from ..gpu.timing import bench_gpu
 
     cap = make_preset(preset)
@@ -105,12 +106,11 @@ def live_regroup(windows=(64, 128), preset: str = "cap64k", reps: int = 200) -> 
     topk, lengths = _cuda_inputs(cap)
     lines, out = [HEADER], {}
     for (w, variant), name in zip(runs, names, strict=True):
-        ref = greedy_regroup(cap.topk, w, 8, **kw)
-        got = gpu_greedy_regroup(cap.topk, w, 8, variant=variant, **kw).cpu().numpy()
+        ref = greedy_regroup(cap.topk, Grouping(w), **kw)
+        got = gpu_greedy_regroup(cap.topk, Grouping(w), variant=variant, **kw).cpu().numpy()
         same = bool(np.array_equal(ref, got))
         assert same, f"{name}: GPU π differs from the CPU one at {np.flatnonzero(ref != got)[:5]}"
-        plan = regroup_plan(n, 1, k, w, 8, 512, cap.request_offsets, None, cap.page_size,
-                            variant)
+        plan = regroup_launch(n, 1, k, Grouping(w), cap.request_offsets, cap.page_size, variant)
         perm = plan.run(topk, lengths)
         out[name] = bench_gpu(lambda plan=plan, perm=perm: plan.run(topk, lengths, perm),
                               reps)["median_us"]
@@ -138,7 +138,7 @@ def live_union_prepare(preset: str = "cap64k", window: int = 128, reps: int = 20
 
     cap = make_preset(preset)
     n, k = cap.topk.shape
-    perm = greedy_regroup(cap.topk, window, 8, **cap.regroup_kwargs())
+    perm = greedy_regroup(cap.topk, Grouping(window), **cap.regroup_kwargs())
     ref = prepare_unions(cap.topk, perm, cap.request_offsets, 8)
     got = gpu_prepare_unions(cap.topk, perm, cap.request_offsets, 8).to_numpy()
     bad = [f for f in PLAN_FIELDS if getattr(ref, f).dtype != getattr(got, f).dtype

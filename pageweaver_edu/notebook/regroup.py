@@ -25,10 +25,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..core.supports import canonical_rows
+from ..core.grouping import Grouping
 from ..core.union_metrics import union_stats
-from ..core.windows import plan_windows
-from ..regroup.bitmap import greedy_regroup
+from ..core.windows import window_table
+from ..regroup.bitmap import regroup_table
 from ..regroup.sets import GreedyTrace, greedy_regroup_sets
 from .regroup_cases import window_curve
 from .style import SYMBOLS, set_subtitle, set_title, style
@@ -69,12 +69,25 @@ class GreedySteps:
     group: int
 
 
-def greedy_steps(topk, window: int, group: int, **regroup_kwargs) -> GreedySteps:
-    """Run Algorithm 1 with ``trace=True`` and keep what the round view needs."""
-    plan = plan_windows(topk, window, group, **regroup_kwargs)
-    perm, trace = greedy_regroup_sets(topk, window, group, trace=True, **regroup_kwargs)
-    sets = [frozenset(int(p) for p in row if p >= 0) for row in plan.canonical]
-    return GreedySteps(sets, trace, perm, plan.windows, plan.group)
+def greedy_steps(topk, grouping: Grouping, **boundaries) -> GreedySteps:
+    """Run Algorithm 1 with ``trace=True`` and keep what the round view needs.
+
+    Parameters
+    ----------
+    topk : array_like of int, shape [N, K]
+    grouping : Grouping
+    **boundaries
+        ``request_offsets``, ``lengths``, ``page_size`` as for
+        :func:`pageweaver_edu.regroup.sets.greedy_regroup_sets`.
+
+    Returns
+    -------
+    GreedySteps
+    """
+    table = window_table(topk, grouping, **boundaries)
+    perm, trace = greedy_regroup_sets(topk, grouping, trace=True, **boundaries)
+    sets = [frozenset(int(p) for p in row if p >= 0) for row in table.canonical]
+    return GreedySteps(sets, trace, perm, table.windows, table.group)
 
 
 def _round_state(steps: GreedySteps, k: int) -> dict:
@@ -203,13 +216,13 @@ def summary_text(s: dict) -> str:
             + f" · first groups of π: {s['first_groups']}")
 
 
-def update_grouping_view(fig: go.FigureWidget, topk, g: int, W: int, **regroup_kwargs) -> dict:
+def update_grouping_view(fig: go.FigureWidget, topk, g: int, W: int, **boundaries) -> dict:
     """Regroup ``topk`` (g, W) and redraw ``fig`` in place; returns :func:`grouping_summary`."""
-    rows = canonical_rows(topk)
-    perm = greedy_regroup(rows, W, g, **regroup_kwargs)
-    ident = plan_windows(rows, W, g, **regroup_kwargs).identity
-    s = grouping_summary(rows, perm, g, W, regroup_kwargs.get("request_offsets"),
-                         int(ident.sum()))
+    table = window_table(topk, Grouping(W, g), **boundaries)
+    rows = table.canonical
+    perm = regroup_table(table)
+    s = grouping_summary(rows, perm, g, W, boundaries.get("request_offsets"),
+                         int(table.fallback.sum()))
     idx = np.arange(s["groups"])
     mode = "lines+markers" if s["groups"] <= 128 else "lines"
     with fig.batch_update():
@@ -235,9 +248,9 @@ def window_curve_figure() -> go.FigureWidget:
 
 
 def update_window_curve(fig: go.FigureWidget, topk, g: int, windows=None,
-                        **regroup_kwargs) -> dict:
+                        **boundaries) -> dict:
     """Compute :func:`pageweaver_edu.notebook.regroup_cases.window_curve` and redraw ``fig``."""
-    c = window_curve(topk, g, windows, **regroup_kwargs)
+    c = window_curve(window_table(topk, Grouping(g, g), **boundaries), windows)
     base = c["original"]
     pct = [f"{100.0 * (v - base) / base:+.1f}%" if base else "" for v in c["visits"]]
     with fig.batch_update():

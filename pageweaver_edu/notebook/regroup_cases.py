@@ -16,10 +16,11 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..core.inputs import as_positions, as_request_offsets, check_grouping, positive_int
+from ..core.grouping import Grouping
+from ..core.inputs import as_positions, as_request_offsets, positive_int
 from ..core.union_metrics import union_stats
-from ..core.windows import chunk_table, fallback_chunks, group_table, plan_windows, split_spans
-from ..regroup.bitmap import fill_windows, window_bitmaps
+from ..core.windows import WindowTable, chunk_table, group_table, split_spans, window_table
+from ..regroup.bitmap import regroup_table, window_bitmaps
 from .style import style
 
 
@@ -52,7 +53,7 @@ def crossing_groups(perm, spans, group: int, request_offsets=None) -> list[list[
     return out
 
 
-def boundary_figure(perms: dict, request_offsets, chunk_size, window: int, group: int,
+def boundary_figure(perms: dict, grouping: Grouping, request_offsets=None,
                     title: str = "") -> go.Figure:
     """Bands of requests, chunks, windows and groups over the slots, and rows of π.
 
@@ -60,17 +61,17 @@ def boundary_figure(perms: dict, request_offsets, chunk_size, window: int, group
     ----------
     perms : dict of str to array_like
         Row label → π; a slot whose group mixes two (request, chunk) spans reads ``q7✗``.
-    request_offsets : array_like of int, shape [R + 1]
-    chunk_size : int or None
-    window, group : int
-        W and g (used for the window band and the group band).
+    grouping : Grouping
+        W, g and the chunk size of the bands.
+    request_offsets : array_like of int, shape [R + 1], optional
+    title : str
     """
     first = np.asarray(next(iter(perms.values())))
     n = len(first)
+    group = grouping.group
     offsets = as_request_offsets(request_offsets, n)
-    chunks = chunk_table(offsets, chunk_size)
-    windows = plan_windows(np.zeros((n, 1), dtype=np.int64), window, group, 1 << 30,
-                           offsets, chunk_size).windows
+    chunks = chunk_table(offsets, grouping.chunk_size)
+    windows = split_spans(chunks, grouping.window)
     blocks = group_table(offsets, group)
     bands = [("request", np.stack([offsets[:-1], offsets[1:]], 1), "request "),
              ("chunk", chunks, "chunk "), ("window", windows, "win "),
@@ -108,24 +109,31 @@ def boundary_figure(perms: dict, request_offsets, chunk_size, window: int, group
     return fig
 
 
-def fallback_report(topk, window: int, group: int, capacity: int = 512, request_offsets=None,
-                    chunk_size=None, lengths=None, page_size: int = 128) -> list[str]:
-    """One line per window: regrouped, or identity because the chunk needs more than B pages."""
-    plan = plan_windows(topk, window, group, capacity, request_offsets, chunk_size, lengths,
-                        page_size)
-    rows = plan.canonical
+def fallback_report(topk, grouping: Grouping, *, request_offsets=None, lengths=None,
+                    page_size: int = 128) -> list[str]:
+    """One line per window: regrouped, or identity because the chunk needs more than B pages.
+
+    Parameters and boundaries as :func:`pageweaver_edu.core.windows.window_table`.
+
+    Returns
+    -------
+    list of str
+    """
+    table = window_table(topk, grouping, request_offsets=request_offsets, lengths=lengths,
+                         page_size=page_size)
+    rows = table.canonical
     lens = as_positions(lengths, rows.shape[0], "lengths")
     out = []
-    for (start, end), ident in zip(plan.windows, plan.identity, strict=True):
-        chunk = next(c for c in chunk_table(as_request_offsets(request_offsets, len(rows)),
-                                            chunk_size) if c[0] <= start < c[1])
+    for (start, end), fallback in zip(table.windows, table.fallback, strict=True):
+        chunk = next(c for c in table.chunks if c[0] <= start < c[1])
         need = int(rows[chunk[0]:chunk[1]].max(initial=-1)) + 1
         why = f"largest page id {need - 1}"
         if lens is not None:
             by_len = -(-int(lens[chunk[0]:chunk[1]].max()) // page_size)
             why += f", ceil(max L_i / P) = {by_len}"
             need = max(need, by_len)
-        verdict = f"identity (needs {need} pages > B = {capacity})" if ident else "regrouped"
+        verdict = (f"identity (needs {need} pages > B = {grouping.capacity})" if fallback
+                   else "regrouped")
         out.append(f"window [{start}, {end}) in chunk [{chunk[0]}, {chunk[1]}): {why} → {verdict}")
     return out
 
@@ -140,35 +148,31 @@ def doubling_windows(group: int, largest: int = 512) -> list[int]:
     return out
 
 
-def window_curve(topk, group: int = 8, windows=None, capacity: int = 512, request_offsets=None,
-                 chunk_size: int | None = None, lengths=None, page_size: int = 128) -> dict:
-    """Union visits of :func:`pageweaver_edu.regroup.bitmap.greedy_regroup` for several W.
+def window_curve(table: WindowTable, windows=None) -> dict:
+    """Union visits of the greedy regroup for several W over one window table's rows.
 
-    ``windows`` are multiples of g (default :func:`doubling_windows` ``(g, 512)``); the other
-    arguments are greedy_regroup's. The inputs are validated, canonicalized and encoded as
-    bitmaps once; per W only the window table changes.
+    Parameters
+    ----------
+    table : WindowTable
+        Validated rows, chunks and capacity fallback (its own W does not matter).
+    windows : sequence of int, optional
+        Multiples of g; default :func:`doubling_windows` ``(g, 512)``.
 
     Returns
     -------
     dict
         ``windows`` (list of int), ``visits`` (list of int, one per W), ``original`` (union
-        visits of the original order) and ``edges``.
+        visits of the original order) and ``edges``. The rows are encoded as bitmaps once;
+        per W only the window table changes.
     """
+    group = table.group
     windows = doubling_windows(group) if windows is None else [int(w) for w in windows]
-    plan = plan_windows(topk, group, group, capacity, request_offsets, chunk_size, lengths,
-                        page_size)  # validates everything once
-    rows, n = plan.canonical, plan.canonical.shape[0]
-    offsets = as_request_offsets(request_offsets, n)
-    chunks = chunk_table(offsets, chunk_size)
-    regroup = chunks[~fallback_chunks(rows, chunks, capacity,
-                                      as_positions(lengths, n, "lengths"), page_size)]
-    bits = window_bitmaps(rows, regroup)
+    rows, offsets = table.canonical, table.request_offsets
+    bits = window_bitmaps(rows, table.regrouped_chunks)
     visits = []
     for w in windows:
-        check_grouping(w, plan.group, chunk_size)
-        perm = fill_windows(np.arange(n, dtype=np.int32), bits, split_spans(regroup, w),
-                            plan.group)
-        visits.append(union_stats(rows, perm, offsets, plan.group).union_visits)
-    original = union_stats(rows, None, offsets, plan.group)
+        perm = regroup_table(table.for_window(w), bits)
+        visits.append(union_stats(rows, perm, offsets, group).union_visits)
+    original = union_stats(rows, None, offsets, group)
     return {"windows": windows, "visits": visits, "original": original.union_visits,
             "edges": original.edges}

@@ -12,6 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..core.grouping import Grouping
 from ..core.union_metrics import union_stats
 from ..core.union_plan import UnionPlan
 from ..regroup.bitmap import greedy_regroup
@@ -160,7 +161,8 @@ def union_hist_for(capture, n: int, window: int = 128, group: int = 8) -> tuple[
     """
     topk = capture.topk[:n]
     lengths = None if capture.lengths is None else capture.lengths[:n]
-    perm = greedy_regroup(topk, window, group, lengths=lengths, page_size=capture.page_size)
+    perm = greedy_regroup(topk, Grouping(window, group), lengths=lengths,
+                          page_size=capture.page_size)
     counts = union_size_counts(topk, {"original": None, f"W{window}": perm}, group=group)
     mean = {k: (np.arange(len(c)) * c).sum() / max(1, c.sum()) for k, c in counts.items()}
     return counts, f"first {n:,} queries — mean |U<sub>G</sub>|: " + ", ".join(

@@ -1,6 +1,6 @@
-"""Greedy regroup on bitmaps, all windows advanced together (PAGEWEAVER.md §4).
+"""Greedy regroup on bitmaps, all windows advanced together (docs/definitions.md#greedy-regroup).
 
-Same result as :func:`pageweaver_edu.regroup.sets.greedy_regroup_sets` on every input, but
+Same result as :func:`.sets.greedy_regroup_sets` on every input, but
 vectorized: round r picks the r-th query of every window at once. Each candidate keeps its
 cost ``delta_j = |S_j \\ U|``; a seed resets it to ``popcount(bits_j & ~S_seed)`` and a pick
 that adds the pages ``N`` to U lowers it by ``popcount(bits_j & N)`` — the same quantity the
@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.bitmap import bitmap_words, bitmaps_from_canonical
-from ..core.windows import plan_windows
+from ..core.grouping import Grouping
+from ..core.windows import WindowTable, window_table
 
 
 def _window_orders(bits: np.ndarray, starts: np.ndarray, lengths: np.ndarray, group: int):
@@ -103,31 +104,19 @@ def fill_windows(perm: np.ndarray, bits: np.ndarray, todo: np.ndarray, group: in
     return perm
 
 
-def greedy_regroup(
-    topk,
-    window: int,
-    group: int = 8,
-    capacity: int = 512,
-    request_offsets=None,
-    chunk_size: int | None = None,
-    lengths=None,
-    page_size: int = 128,
-) -> np.ndarray:
+def greedy_regroup(topk, grouping: Grouping, *, request_offsets=None, lengths=None,
+                   page_size: int = 128) -> np.ndarray:
     """Greedy regroup (Algorithm 1) with bitmaps and popcounts.
 
     Parameters
     ----------
     topk : array_like of int, shape [N, K]
         Top-K page ids; ``< 0`` is padding, duplicates count once.
-    window : int
-        W, a multiple of ``group``.
-    group : int
-        g.
-    capacity : int
-        B, bitmap capacity in pages; larger contexts keep the identity order per chunk.
+    grouping : Grouping
+        W, g, B (larger contexts keep the identity order per chunk) and the chunk size.
     request_offsets : array_like of int, shape [R + 1], optional
-    chunk_size : int, optional
     lengths : array_like of int, shape [N], optional
+        L_i, for the capacity fallback.
     page_size : int
         P.
 
@@ -136,11 +125,28 @@ def greedy_regroup(
     numpy.ndarray of int32, shape [N]
         π: execution slot r runs original query ``perm[r]``.
     """
-    plan = plan_windows(
-        topk, window, group, capacity, request_offsets, chunk_size, lengths, page_size
-    )
-    perm = np.arange(plan.canonical.shape[0], dtype=np.int32)
-    todo = plan.windows[~plan.identity]
+    return regroup_table(window_table(topk, grouping, request_offsets=request_offsets,
+                                      lengths=lengths, page_size=page_size))
+
+
+def regroup_table(table: WindowTable, bits: np.ndarray | None = None) -> np.ndarray:
+    """π of an already validated :class:`~pageweaver_edu.core.windows.WindowTable`.
+
+    Parameters
+    ----------
+    table : WindowTable
+    bits : numpy.ndarray of uint64, shape [N, lanes], optional
+        :func:`window_bitmaps` of ``table.canonical`` over ``table.regrouped_chunks``; pass it
+        to reuse one encoding for the tables of several W (:meth:`WindowTable.for_window`).
+
+    Returns
+    -------
+    numpy.ndarray of int32, shape [N]
+    """
+    perm = np.arange(table.canonical.shape[0], dtype=np.int32)
+    todo = table.regrouped_windows
     if len(todo) == 0:
         return perm
-    return fill_windows(perm, window_bitmaps(plan.canonical, todo), todo, plan.group)
+    if bits is None:
+        bits = window_bitmaps(table.canonical, todo)
+    return fill_windows(perm, bits, todo, table.group)

@@ -1,7 +1,7 @@
-"""Greedy regroup, the readable set-based form of Algorithm 1 (PAGEWEAVER.md §4).
+"""Greedy regroup, the readable set-based form of Algorithm 1 (docs/definitions.md#greedy-regroup).
 
 This version mirrors the algorithm line by line with Python sets; it is the definition the
-vectorized bitmap version (:mod:`pageweaver_edu.regroup.bitmap`) and the CUDA kernel are
+vectorized bitmap version (:mod:`.bitmap`) and the CUDA kernel are
 checked against. With ``trace=True`` it also records every round, which the notebooks use
 to animate the greedy choice.
 """
@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from ..core.windows import plan_windows
+from ..core.grouping import Grouping
+from ..core.windows import window_table
 
 
 @dataclass
@@ -82,32 +81,20 @@ def _regroup_window(
     return order
 
 
-def greedy_regroup_sets(
-    topk,
-    window: int,
-    group: int = 8,
-    capacity: int = 512,
-    request_offsets=None,
-    chunk_size: int | None = None,
-    lengths=None,
-    page_size: int = 128,
-    trace: bool = False,
-):
+def greedy_regroup_sets(topk, grouping: Grouping, *, request_offsets=None, lengths=None,
+                        page_size: int = 128, trace: bool = False):
     """Greedy regroup with Python sets (Algorithm 1, exact tie-breaks).
 
     Parameters
     ----------
     topk : array_like of int, shape [N, K]
         Top-K page ids; ``< 0`` is padding, duplicates count once.
-    window : int
-        W, a multiple of ``group``.
-    group : int
-        g, query positions per execution group.
-    capacity : int
-        B; a (request, chunk) needing more pages keeps the identity order.
+    grouping : Grouping
+        W, g, B and the chunk size; a (request, chunk) needing more than B pages keeps the
+        identity order.
     request_offsets : array_like of int, shape [R + 1], optional
-    chunk_size : int, optional
     lengths : array_like of int, shape [N], optional
+        L_i, for the capacity fallback.
     page_size : int
         P.
     trace : bool
@@ -122,16 +109,14 @@ def greedy_regroup_sets(
 
     Examples
     --------
-    >>> greedy_regroup_sets([[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]], 3, 3).tolist()
+    >>> rows = [[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]]
+    >>> greedy_regroup_sets(rows, Grouping(window=3, group=3)).tolist()
     [0, 2, 3, 1, 4, 5]
     """
-    plan = plan_windows(
-        topk, window, group, capacity, request_offsets, chunk_size, lengths, page_size
-    )
-    sets = [frozenset(int(p) for p in row if p >= 0) for row in plan.canonical]
+    table = window_table(topk, grouping, request_offsets=request_offsets, lengths=lengths,
+                         page_size=page_size)
+    sets = [frozenset(int(p) for p in row if p >= 0) for row in table.canonical]
     record = GreedyTrace() if trace else None
-    perm = np.arange(len(sets), dtype=np.int32)
-    for w, ((start, end), identity) in enumerate(zip(plan.windows, plan.identity, strict=True)):
-        if not identity:
-            perm[start:end] = _regroup_window(sets, int(start), int(end), plan.group, w, record)
+    perm = table.permutation(
+        lambda index, start, end: _regroup_window(sets, start, end, table.group, index, record))
     return (perm, record) if trace else perm

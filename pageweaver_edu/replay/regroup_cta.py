@@ -1,4 +1,4 @@
-"""Thread-by-thread simulation of one regroup CTA (PAGEWEAVER.md §4, GPU form).
+"""Thread-by-thread simulation of one regroup CTA (docs/definitions.md#regroup-on-a-gpu).
 
 One CTA owns one window: thread t holds the 512-page bitmap (16 uint32 words for B = 512) of
 the window's t-th query in registers, the group union lives in shared memory. Every round
@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.bitmap import bitmap_words, bitmaps_from_canonical, popcount
+from ..core.bitmap import bitmaps_from_canonical, popcount
+from ..core.grouping import Grouping
 from ..core.inputs import positive_int
-from ..core.windows import plan_windows
+from ..core.windows import window_table
 
 WARP = 32
 #: Key of a thread that does not compete (already assigned, or idle past a short window).
@@ -213,87 +214,56 @@ def simulate_window(bits, group: int = 8, threads: int | None = None, shuffle: s
     return trace
 
 
-def trace_window(topk, window: int, index: int = 0, group: int = 8, capacity: int = 512,
-                 request_offsets=None, chunk_size: int | None = None, lengths=None,
-                 page_size: int = 128, shuffle: str = "down") -> tuple[int, CtaTrace]:
-    """Simulate the ``index``-th window of a workload (request-, chunk-local, as in §4).
+def trace_window(topk, grouping: Grouping, index: int = 0, *, request_offsets=None,
+                 lengths=None, page_size: int = 128,
+                 shuffle: str = "down") -> tuple[int, CtaTrace]:
+    """Simulate the ``index``-th window of a workload (request-, chunk-local windows).
+
+    Parameters
+    ----------
+    topk : array_like of int, shape [N, K]
+    grouping : Grouping
+        W (the CTA has W threads, rounded up to whole warps), g, B and the chunk size.
+    index : int
+        Window of the window table.
+    request_offsets, lengths, page_size
+        As :func:`pageweaver_edu.core.windows.window_table`.
+    shuffle : {"down", "xor"}
+        Warp shuffle flavour (:func:`shuffle_argmin`).
 
     Returns
     -------
     start : int
         Original id of the window's thread 0.
     trace : CtaTrace
-        With a round record per pick; the CTA has W threads (rounded up to warps).
+        With a round record per pick.
     """
-    plan = plan_windows(topk, window, group, capacity, request_offsets, chunk_size, lengths,
-                        page_size)
-    start, end = (int(v) for v in plan.windows[index])
-    bits = bitmaps_from_canonical(plan.canonical[start:end], capacity)
-    threads = WARP * -(-window // WARP)
-    return start, simulate_window(bits, group, threads, shuffle, record=True)
+    table = window_table(topk, grouping, request_offsets=request_offsets, lengths=lengths,
+                         page_size=page_size)
+    start, end = (int(v) for v in table.windows[index])
+    bits = bitmaps_from_canonical(table.canonical[start:end], grouping.capacity)
+    return start, simulate_window(bits, grouping.group, _threads(grouping), shuffle,
+                                  record=True)
 
 
-def cta_regroup(topk, window: int, group: int = 8, capacity: int = 512, request_offsets=None,
-                chunk_size: int | None = None, lengths=None, page_size: int = 128,
-                shuffle: str = "down") -> np.ndarray:
+def _threads(grouping: Grouping) -> int:
+    """CTA size for W: one thread per query, rounded up to whole warps."""
+    return WARP * -(-grouping.window // WARP)
+
+
+def cta_regroup(topk, grouping: Grouping, *, request_offsets=None, lengths=None,
+                page_size: int = 128, shuffle: str = "down") -> np.ndarray:
     """π from simulated CTAs, one per window (identity under the capacity fallback).
 
-    Parameters and result as :func:`pageweaver_edu.regroup.bitmap.greedy_regroup`:
-    returns numpy.ndarray of int32, shape [N].
+    Parameters and result as :func:`pageweaver_edu.regroup.bitmap.greedy_regroup`, plus
+    ``shuffle`` (:func:`shuffle_argmin`); returns numpy.ndarray of int32, shape [N].
     """
-    plan = plan_windows(topk, window, group, capacity, request_offsets, chunk_size, lengths,
-                        page_size)
-    perm = np.arange(plan.canonical.shape[0], dtype=np.int32)
-    threads = WARP * -(-window // WARP)
-    for (start, end), identity in zip(plan.windows, plan.identity, strict=True):
-        if not identity:
-            bits = bitmaps_from_canonical(plan.canonical[start:end], capacity)
-            order = simulate_window(bits, plan.group, threads, shuffle, record=False).order
-            perm[start:end] = start + order
-    return perm
+    table = window_table(topk, grouping, request_offsets=request_offsets, lengths=lengths,
+                         page_size=page_size)
 
+    def order(_, start, end):
+        bits = bitmaps_from_canonical(table.canonical[start:end], grouping.capacity)
+        trace = simulate_window(bits, grouping.group, _threads(grouping), shuffle, record=False)
+        return start + trace.order
 
-@dataclass(frozen=True)
-class RegroupCost:
-    """Work and serial depth of the CTA-per-window regroup.
-
-    Attributes
-    ----------
-    queries, window, words : int
-        N, W and ⌈B/32⌉.
-    windows : int
-        CTAs launched, ⌈N/W⌉ (they run in parallel).
-    word_ops : int
-        ``N·W·⌈B/32⌉``: every round of a window, all W threads process all words.
-    serial_rounds : int
-        Dependent rounds of the longest window, ``min(W, N)``: round r+1 needs round r's union.
-    barriers_per_window : int
-        Two ``__syncthreads`` per round.
-    shuffle_levels_per_round : int
-        5 warp levels plus ⌈log2(W/32)⌉ for the shared-memory winner reduction.
-    """
-
-    queries: int
-    window: int
-    words: int
-    windows: int
-    word_ops: int
-    serial_rounds: int
-    barriers_per_window: int
-    shuffle_levels_per_round: int
-
-
-def regroup_cost(queries: int, window: int, capacity: int = 512) -> RegroupCost:
-    """Cost model of §4: O(N·W·⌈B/32⌉) word operations, a chain of W rounds per window.
-
-    Examples
-    --------
-    >>> c = regroup_cost(15_272, 128)
-    >>> (c.windows, c.word_ops, c.serial_rounds)
-    (120, 31277056, 128)
-    """
-    n, w, words = int(queries), positive_int(window, "window W"), bitmap_words(capacity)
-    rounds = min(w, n)
-    n_warps = -(-w // WARP)
-    return RegroupCost(n, w, words, -(-n // w), n * w * words, rounds, 2 * rounds,
-                       len(SHUFFLE_OFFSETS) + (n_warps - 1).bit_length())
+    return table.permutation(order)

@@ -28,8 +28,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.bitmap import popcount
+from ..core.grouping import Grouping
 from ..core.inputs import PageWeaverInputError
-from ..core.windows import plan_windows
+from ..core.windows import window_table
 
 #: Top-K slots a 16-bit pair mask can name.
 PAIR_SLOTS = 16
@@ -235,22 +236,22 @@ def pairs_window_order(masks: np.ndarray, valid: np.ndarray, group: int) -> np.n
     return np.array(order, dtype=np.int64)
 
 
-def pairs_regroup(topk, window: int, group: int = 8, capacity: int = 512, request_offsets=None,
-                  chunk_size: int | None = None, lengths=None, page_size: int = 128) -> np.ndarray:
+def pairs_regroup(topk, grouping: Grouping, *, request_offsets=None, lengths=None,
+                  page_size: int = 128) -> np.ndarray:
     """π computed the way the "pairs" kernels compute it (identity under the capacity fallback).
 
     Parameters and result as :func:`pageweaver_edu.regroup.bitmap.greedy_regroup`, with
     K ≤ 16; returns numpy.ndarray of int32, shape [N].
     """
-    plan = plan_windows(topk, window, group, capacity, request_offsets, chunk_size, lengths,
-                        page_size)
+    table = window_table(topk, grouping, request_offsets=request_offsets, lengths=lengths,
+                         page_size=page_size)
     raw = np.asarray(topk)
     if raw.ndim == 2 and raw.shape[1] > PAIR_SLOTS:
         raise PageWeaverInputError(
             f"pair masks name at most {PAIR_SLOTS} slots, got K = {raw.shape[1]}")
-    perm = np.arange(plan.canonical.shape[0], dtype=np.int32)
-    for (start, end), identity in zip(plan.windows, plan.identity, strict=True):
-        if not identity and end > start:
-            masks, valid = pair_masks(raw[start:end], capacity)
-            perm[start:end] = start + pairs_window_order(masks, valid, plan.group)
-    return perm
+
+    def order(_, start, end):
+        masks, valid = pair_masks(raw[start:end], grouping.capacity)
+        return start + pairs_window_order(masks, valid, grouping.group)
+
+    return table.permutation(order)

@@ -18,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..core.capture import Capture
+from ..core.grouping import Grouping
 from ..core.inputs import PageWeaverInputError
 from ..core.union_metrics import union_stats
-from ..core.windows import plan_windows
-from ..regroup.bitmap import greedy_regroup
+from ..core.windows import window_table
+from ..regroup.bitmap import regroup_table
 from .generators import capture_like_workload, interleaved_workload
 
 #: Generator parameters shared by the 64K-shaped capture-like presets (found by measuring).
@@ -134,10 +135,10 @@ def preset_statistics(
     label = "capture" if isinstance(name, Capture) else name
     orig = union_stats(cap.topk, request_offsets=cap.request_offsets, group=group)
     runs = {"original": (orig, None)}
+    table = window_table(cap.topk, Grouping(group, group, capacity), **cap.regroup_kwargs())
     for w in windows:
-        perm = greedy_regroup(cap.topk, w, group, capacity, **cap.regroup_kwargs())
+        perm = regroup_table(table.for_window(w))
         runs[f"W{w}"] = (union_stats(cap.topk, perm, cap.request_offsets, group), perm)
-    plan = plan_windows(cap.topk, group, group, capacity, **cap.regroup_kwargs())
     base = orig.union_visits
     return {
         "name": label,
@@ -145,7 +146,7 @@ def preset_statistics(
         "k": int(cap.topk.shape[1]),
         "pages": int(cap.topk.max(initial=-1)) + 1,
         "edges": orig.edges,
-        "fallback": bool(plan.identity.any()),
+        "fallback": bool(table.fallback.any()),
         "union_visits": {key: s.union_visits for key, (s, _) in runs.items()},
         "change_pct": {
             key: 100.0 * (s.union_visits - base) / base if base else 0.0

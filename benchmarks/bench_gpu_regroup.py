@@ -56,7 +56,7 @@ def main(argv=None) -> int:
     require_gpu()
     import torch
 
-    from pageweaver_edu.gpu import RegroupLaunch, regroup_launch, union_plan
+    from pageweaver_edu.gpu import RegroupLaunch, regroup_launch, union_prep_launch
     from pageweaver_edu.gpu.timing import bench_gpu
 
     cap = make_preset("cap64k")
@@ -183,17 +183,17 @@ def main(argv=None) -> int:
             per_round_ns=round(1000 * per_round, 1), fixed_us=round(t[64] - 64 * per_round, 3))
 
     perm = torch.from_numpy(ref[128].astype(np.int32)).cuda().unsqueeze(0)
-    uplan = union_plan(n, 1, k, cap.request_offsets, 8)
+    uplan = union_prep_launch(n, 1, k, cap.request_offsets, 8)
     from pageweaver_edu.gpu import gpu_prepare_unions
 
-    got = gpu_prepare_unions(topk[0], perm[0], cap.request_offsets, 8).to_numpy()
+    got = gpu_prepare_unions(topk[0], perm[0], cap.request_offsets, 8).to_cpu()
     same = all(np.array_equal(getattr(ref_plan, f), getattr(got, f)) for f in (
         "perm", "group_slots", "page_offsets", "pages", "masks", "cta_any", "page_counts"))
     cold = bench_gpu(lambda: uplan.run(topk, perm), args.reps)
     warm = bench_gpu(lambda: uplan.run(topk, perm), args.reps, flush=False)
     add("gpu_union_prepare", cold, median_us_warm=round(warm["median_us"], 3), matches_cpu=same,
         pages=int(len(ref_plan.pages)), target_us=TARGET_US["gpu_union_prepare"])
-    cold = bench_gpu(lambda: uplan.run(topk, perm, emit=False), args.reps)
+    cold = bench_gpu(lambda: uplan.count(topk, perm), args.reps)
     add("gpu_union_prepare[count kernel only]", cold)
 
     if not args.no_sweep:
@@ -209,7 +209,7 @@ def main(argv=None) -> int:
                     res = bench_gpu(lambda plan=plan, out=out, t=t: plan.run(t, None, out), 100)
                     add(f"sweep_regroup_w{w}_n{n_sweep}_h{heads}", res, window=w, n=n_sweep,
                         heads=heads, variant=plan.variant)
-                up = union_plan(n_sweep, heads, k, None, 8)
+                up = union_prep_launch(n_sweep, heads, k, None, 8)
                 p = out.contiguous()
                 res = bench_gpu(lambda up=up, t=t, p=p: up.run(t, p), 100)
                 add(f"sweep_union_prepare_n{n_sweep}_h{heads}", res, n=n_sweep, heads=heads)

@@ -62,21 +62,21 @@ ONLINE = (64, 128)
 def run_preset(name: str, heads: int, args, env: dict) -> dict:
     import torch
 
-    from pageweaver_edu.gpu import regroup_launch
-    from pageweaver_edu.gpu.union8 import UnionAttention, gpu_prepare_plan
+    from pageweaver_edu.gpu import Bf16UnionAttention, regroup_launch
 
     x = common.preset_inputs(name, heads)
     cap, n, offsets, q, k, v = x.cap, x.n, x.offsets, x.q, x.k, x.v
     cpos, lens, t32, lens64 = x.cpos, x.lens, x.t32, x.lens64
+    prepare = x.prepare
 
     # ---- orderings (CPU greedy = GPU greedy bit for bit; tests/test_gpu_regroup check that)
     rng = np.random.default_rng(0)
     o = common.prepare_orderings(x, WINDOWS, rng)
     stats, plans, plan4, perm_gpu = o.stats, o.plans, o.plan4, o.perm_gpu
 
-    u8 = UnionAttention(q, k, v, cpos, lens, "union8")
-    u4 = UnionAttention(q, k, v, cpos, lens, "union4")
-    u8s3 = UnionAttention(q, k, v, cpos, lens, "union8", slots=3)
+    u8 = Bf16UnionAttention(q, (k, v), cpos, lens)
+    u4 = Bf16UnionAttention(q, (k, v), cpos, lens)  # run with g = 4 plans: Union4
+    u8s3 = Bf16UnionAttention(q, (k, v), cpos, lens, slots=3)
     regroupers = {w: regroup_launch(n, heads, x.kk, Grouping(w), offsets, cap.page_size)
                   for w in ONLINE}
 
@@ -95,8 +95,8 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
     for key in plans:
         same[key] = bool(torch.equal(base, fresh(lambda key=key: u8.run(plans[key]))))
     for w in ONLINE:
-        same[f"online_w{w}"] = bool(torch.equal(base, fresh(lambda w=w: u8.run(gpu_prepare_plan(
-            t32, regroupers[w].run(t32, lens64), 8, offsets)))))
+        same[f"online_w{w}"] = bool(torch.equal(base, fresh(lambda w=w: u8.run(prepare(
+            regroupers[w].run(t32, lens64))))))
     same["union4"] = bool(torch.equal(base, fresh(lambda: u4.run(plan4))))
     same["union8_3slots"] = bool(torch.equal(base, fresh(lambda: u8s3.run(plans["w128"]))))
     check["bitwise_identical"] = same
@@ -106,17 +106,15 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
     add = timings.add
     ident = perm_gpu["original"]
     t = {}
-    t["T0"] = add("union8_original", lambda: u8.run(gpu_prepare_plan(t32, ident, 8, offsets)),
-                  c4=stats["original"]["c4"])
+    t["T0"] = add("union8_original", lambda: u8.run(prepare(ident)), c4=stats["original"]["c4"])
     add("union8_original_attn", lambda: u8.run(plans["original"]), c4=stats["original"]["c4"])
-    add("union4_original", lambda: u4.run(gpu_prepare_plan(t32, ident, 4, offsets)),
-        c4=stats["original_g4"]["c4"])
+    add("union4_original", lambda: u4.run(prepare(ident, 4)), c4=stats["original_g4"]["c4"])
     add("union4_original_attn", lambda: u4.run(plan4), c4=stats["original_g4"]["c4"])
     for w in WINDOWS:
         pw = perm_gpu[f"w{w}"]
         c4 = stats[f"w{w}"]["c4"]
         t[f"fixed{w}"] = add(f"union8_fixed_w{w}",
-                             lambda pw=pw: u8.run(gpu_prepare_plan(t32, pw, 8, offsets)), c4=c4,
+                             lambda pw=pw: u8.run(prepare(pw)), c4=c4,
                              **({"cpu_regroup_s": round(o.cpu_s[512], 3)} if w == 512 else {}))
         add(f"union8_fixed_w{w}_attn", lambda w=w: u8.run(plans[f"w{w}"]), c4=c4)
     add("union8_fixed_w128_3slots_attn", lambda: u8s3.run(plans["w128"]), c4=stats["w128"]["c4"])
@@ -124,12 +122,11 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
         rg = regroupers[w]
         t[f"online{w}"] = add(
             f"union8_online_w{w}",
-            lambda rg=rg: u8.run(gpu_prepare_plan(t32, rg.run(t32, lens64), 8, offsets)),
+            lambda rg=rg: u8.run(prepare(rg.run(t32, lens64))),
             c4=stats[f"w{w}"]["c4"])
         add(f"gpu_regroup_w{w}", lambda rg=rg: rg.run(t32, lens64))
-    add("gpu_union_prepare", lambda: gpu_prepare_plan(t32, ident, 8, offsets))
-    add("union8_random_ids", lambda: u8.run(gpu_prepare_plan(t32, perm_gpu["random"], 8, offsets)),
-        c4=stats["random"]["c4"])
+    add("gpu_union_prepare", lambda: prepare(ident))
+    add("union8_random_ids", lambda: u8.run(prepare(perm_gpu["random"])), c4=stats["random"]["c4"])
 
     # ---- baselines (checked against Union8, then timed)
     common.time_baselines(x, name, heads, args, add, check, t, against=base)
@@ -154,11 +151,11 @@ def smoke() -> int:
     """A tiny end-to-end call (2 KV heads, tail groups, causal + lengths, Union8 and Union4,
     CPU and GPU plans) for compute-sanitizer and as a hang check before the long runs."""
 
-    from pageweaver_edu.gpu.union8 import union_attention
+    from pageweaver_edu.gpu import Bf16UnionAttention
 
     s = common.smoke_case()
     outs = common.smoke_outputs(
-        s, lambda plan, out: union_attention(s.q, s.k, s.v, plan, s.c, s.ln, out=out))
+        s, lambda plan, out: Bf16UnionAttention(s.q, (s.k, s.v), s.c, s.ln, out=out).run(plan))
     heads = s.topk.shape[0]
     ref = np.concatenate([reference_attention(
         s.q[:, h * 16:(h + 1) * 16].float().cpu(), s.k[:, h].float().cpu(),

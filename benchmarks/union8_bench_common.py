@@ -50,6 +50,14 @@ class PresetInputs:
     def cap(self):
         return self.caps[0]
 
+    def prepare(self, perm, group: int = 8):
+        """The GPU union plan of π ``perm`` ([H, N] on the GPU), prepared as a live call does
+        it: on the GPU, no host work on data, untrimmed."""
+        from pageweaver_edu.gpu import gpu_prepare_unions
+
+        return gpu_prepare_unions(self.t32, perm, self.offsets, group, trim=False,
+                                  validate=False)
+
 
 def preset_inputs(name: str, heads: int) -> PresetInputs:
     import torch
@@ -91,7 +99,7 @@ def prepare_orderings(x: PresetInputs, windows, rng) -> Orderings:
     bit; tests/test_gpu_kernels checks that) and a random order drawn from ``rng``."""
     import torch
 
-    from pageweaver_edu.gpu.union8 import plan_from_cpu
+    from pageweaver_edu.gpu import GpuUnionPlan
 
     caps, n, offsets = x.caps, x.n, x.offsets
     perms = {"original": [np.arange(n)] * len(caps)}
@@ -108,10 +116,10 @@ def prepare_orderings(x: PresetInputs, windows, rng) -> Orderings:
                       "c4": sum(s.c4 for s in st), "edges": sum(s.edges for s in st)}
     stats["original_g4"] = {"c4": sum(union_stats(c.topk, None, offsets, 4).union_visits
                                       for c in caps)}
-    plans = {key: plan_from_cpu([prepare_unions(c.topk, p, offsets, 8)
-                                 for c, p in zip(caps, ps, strict=True)], n, 8, offsets)
+    plans = {key: GpuUnionPlan.from_cpu([prepare_unions(c.topk, p, offsets, 8)
+                                         for c, p in zip(caps, ps, strict=True)])
              for key, ps in perms.items()}
-    plan4 = plan_from_cpu([prepare_unions(c.topk, None, offsets, 4) for c in caps], n, 4, offsets)
+    plan4 = GpuUnionPlan.from_cpu([prepare_unions(c.topk, None, offsets, 4) for c in caps])
     perm_gpu = {key: torch.from_numpy(np.stack(ps).astype(np.int32)).cuda()
                 for key, ps in perms.items()}
     return Orderings(perms, stats, plans, plan4, perm_gpu, cpu_s)
@@ -235,18 +243,19 @@ def smoke_outputs(case: SmokeCase, launch) -> list:
     and Union4, then over the GPU regroup's π with the GPU-prepared Union8 plan; synchronised."""
     import torch
 
-    from pageweaver_edu.gpu import gpu_greedy_regroup
-    from pageweaver_edu.gpu.union8 import gpu_prepare_plan, plan_from_cpu
+    from pageweaver_edu.gpu import GpuUnionPlan, gpu_greedy_regroup, gpu_prepare_unions
 
     topk, q = case.topk, case.q
-    heads, n = topk.shape[0], topk.shape[1]
+    heads = topk.shape[0]
     outs = []
     for g in (8, 4):
-        plan = plan_from_cpu([prepare_unions(topk[h], None, None, g) for h in range(heads)], n, g)
+        plan = GpuUnionPlan.from_cpu([prepare_unions(topk[h], None, None, g)
+                                      for h in range(heads)])
         outs.append(launch(plan, torch.full_like(q, float("nan"))))
     t32 = torch.from_numpy(topk).to(torch.int32).cuda().contiguous()
-    outs.append(launch(gpu_prepare_plan(t32, gpu_greedy_regroup(t32, Grouping(8))),
-                       torch.full_like(q, float("nan"))))
+    plan = gpu_prepare_unions(t32, gpu_greedy_regroup(t32, Grouping(8)), trim=False,
+                              validate=False)
+    outs.append(launch(plan, torch.full_like(q, float("nan"))))
     torch.cuda.synchronize()
     return outs
 

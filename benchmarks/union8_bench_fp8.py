@@ -26,23 +26,27 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     """FP8 Union8 / Union4 on one preset: checks, then complete-call timings (see __doc__)."""
     import torch
 
-    from pageweaver_edu.gpu import regroup_launch
-    from pageweaver_edu.gpu.union8 import UnionAttention, gpu_prepare_plan
-    from pageweaver_edu.gpu.union8_fp8 import Fp8UnionAttention, fp8_cache_from_bf16
+    from pageweaver_edu.gpu import (
+        Bf16UnionAttention,
+        Fp8UnionAttention,
+        fp8_cache_from_bf16,
+        regroup_launch,
+    )
     from pageweaver_edu.replay.fp8 import Fp8KV, fp8_union_attention, reference_on_cache
 
     x = common.preset_inputs(name, heads)
     cap, n, offsets, q, k, v = x.cap, x.n, x.offsets, x.q, x.k, x.v
     cpos, lens, t32, lens64 = x.cpos, x.lens, x.t32, x.lens64
+    prepare = x.prepare
     cache = fp8_cache_from_bf16(k, v)
     rng = np.random.default_rng(0)
     o = common.prepare_orderings(x, (128,), rng)
     stats, plans, plan4, perm_gpu = o.stats, o.plans, o.plan4, o.perm_gpu
-    f8 = Fp8UnionAttention(q, cache, cpos, lens, "union8")
-    f4 = Fp8UnionAttention(q, cache, cpos, lens, "union4")
-    f8s3 = Fp8UnionAttention(q, cache, cpos, lens, "union8", slots=3)
-    b8 = UnionAttention(q, k, v, cpos, lens, "union8")
-    b4 = UnionAttention(q, k, v, cpos, lens, "union4")
+    f8 = Fp8UnionAttention(q, cache, cpos, lens)
+    f4 = Fp8UnionAttention(q, cache, cpos, lens)  # run with g = 4 plans: Union4
+    f8s3 = Fp8UnionAttention(q, cache, cpos, lens, slots=3)
+    b8 = Bf16UnionAttention(q, (k, v), cpos, lens)
+    b4 = Bf16UnionAttention(q, (k, v), cpos, lens)
     rg = regroup_launch(n, heads, x.kk, Grouping(128), offsets, cap.page_size)
 
     # ---- correctness (outputs poisoned with NaN before every run)
@@ -72,8 +76,8 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
              "all_rows_written": not bool(torch.isnan(base).any())}
     same = {key: bool(torch.equal(base, fresh(lambda key=key: f8.run(plans[key]))))
             for key in plans}
-    same["online_w128"] = bool(torch.equal(base, fresh(lambda: f8.run(gpu_prepare_plan(
-        t32, rg.run(t32, lens64), 8, offsets)))))
+    same["online_w128"] = bool(torch.equal(
+        base, fresh(lambda: f8.run(prepare(rg.run(t32, lens64))))))
     same["union4"] = bool(torch.equal(base, fresh(lambda: f4.run(plan4))))
     same["union8_3slots"] = bool(torch.equal(base, fresh(lambda: f8s3.run(plans["w128"]))))
     check["bitwise_identical"] = same
@@ -86,29 +90,29 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     ident, p128 = perm_gpu["original"], perm_gpu["w128"]
     c4o, c4w, c4u4 = stats["original"]["c4"], stats["w128"]["c4"], stats["original_g4"]["c4"]
     t = {}
-    t["T0"] = add("union8_fp8_original", lambda: f8.run(gpu_prepare_plan(t32, ident, 8, offsets)),
+    t["T0"] = add("union8_fp8_original", lambda: f8.run(prepare(ident)),
                   c4=c4o)
     add("union8_fp8_original_attn", lambda: f8.run(plans["original"]), c4=c4o)
-    t["u4"] = add("union4_fp8_original", lambda: f4.run(gpu_prepare_plan(t32, ident, 4, offsets)),
+    t["u4"] = add("union4_fp8_original", lambda: f4.run(prepare(ident, 4)),
                   c4=c4u4)
     add("union4_fp8_original_attn", lambda: f4.run(plan4), c4=c4u4)
     t["fixed"] = add("union8_fp8_fixed_w128",
-                     lambda: f8.run(gpu_prepare_plan(t32, p128, 8, offsets)), c4=c4w)
+                     lambda: f8.run(prepare(p128)), c4=c4w)
     add("union8_fp8_fixed_w128_attn", lambda: f8.run(plans["w128"]), c4=c4w)
     add("union8_fp8_fixed_w128_3slots_attn", lambda: f8s3.run(plans["w128"]), c4=c4w)
-    t["online"] = add("union8_fp8_online_w128", lambda: f8.run(gpu_prepare_plan(
-        t32, rg.run(t32, lens64), 8, offsets)), c4=c4w)
-    add("union8_fp8_random_ids", lambda: f8.run(gpu_prepare_plan(
-        t32, perm_gpu["random"], 8, offsets)), c4=stats["random"]["c4"])
+    t["online"] = add("union8_fp8_online_w128", lambda: f8.run(prepare(rg.run(t32, lens64))),
+                      c4=c4w)
+    add("union8_fp8_random_ids", lambda: f8.run(prepare(perm_gpu["random"])),
+        c4=stats["random"]["c4"])
     add("gpu_regroup_w128", lambda: rg.run(t32, lens64))
     # BF16 kernels of the same run (for the ratios; names as in the BF16 result files)
     t["bf16_T0"] = add("union8_original",
-                       lambda: b8.run(gpu_prepare_plan(t32, ident, 8, offsets)), c4=c4o)
+                       lambda: b8.run(prepare(ident)), c4=c4o)
     t["bf16_fixed"] = add("union8_fixed_w128",
-                          lambda: b8.run(gpu_prepare_plan(t32, p128, 8, offsets)), c4=c4w)
-    t["bf16_online"] = add("union8_online_w128", lambda: b8.run(gpu_prepare_plan(
-        t32, rg.run(t32, lens64), 8, offsets)), c4=c4w)
-    add("union4_original", lambda: b4.run(gpu_prepare_plan(t32, ident, 4, offsets)), c4=c4u4)
+                          lambda: b8.run(prepare(p128)), c4=c4w)
+    t["bf16_online"] = add("union8_online_w128", lambda: b8.run(prepare(rg.run(t32, lens64))),
+                           c4=c4w)
+    add("union4_original", lambda: b4.run(prepare(ident, 4)), c4=c4u4)
 
     # ---- baselines (timed only)
     common.time_baselines(x, name, heads, args, add, check, t)
@@ -141,13 +145,13 @@ def smoke_fp8() -> int:
     """Tiny FP8 end-to-end call (2 KV heads, tail groups, causal + lengths, Union8 / Union4,
     CPU and GPU plans) for compute-sanitizer and as a hang check."""
 
-    from pageweaver_edu.gpu.union8_fp8 import fp8_cache_from_bf16
-    from pageweaver_edu.gpu.union8_fp8 import fp8_union_attention as run_fp8
+    from pageweaver_edu.gpu import Fp8UnionAttention, fp8_cache_from_bf16
     from pageweaver_edu.replay.fp8 import Fp8KV, fp8_union_attention, reference_on_cache
 
     s = common.smoke_case()
     cache = fp8_cache_from_bf16(s.k, s.v)
-    outs = common.smoke_outputs(s, lambda plan, out: run_fp8(s.q, cache, plan, s.c, s.ln, out=out))
+    outs = common.smoke_outputs(
+        s, lambda plan, out: Fp8UnionAttention(s.q, cache, s.c, s.ln, out=out).run(plan))
     lg = cache.logical
     kv = Fp8KV(lg.k8.cpu(), lg.v8.cpu(), lg.k_scale.cpu(), lg.v_scale.cpu())
     ref = reference_on_cache(s.q.cpu(), kv, s.topk, s.cpos, s.lens)

@@ -63,12 +63,11 @@ def run_cpu_plan(launch, q, topk, cpos, lens, perms=None, group=8, offsets=None)
     """Upload every KV head's CPU plan (π = ``perms[h]``, the identity when None), call
     ``launch(plan, causal_pos, lengths, out)`` with the positions on the GPU and ``out`` like
     ``q`` poisoned with NaN, synchronise and return ``out``."""
-    from pageweaver_edu.gpu.union8 import plan_from_cpu
+    from pageweaver_edu.gpu import GpuUnionPlan
 
-    heads, n = topk.shape[0], topk.shape[1]
     plans = [prepare_unions(topk[h], None if perms is None else perms[h], offsets, group)
-             for h in range(heads)]
-    return _launch_poisoned(launch, q, plan_from_cpu(plans, n, group, offsets), cpos, lens)
+             for h in range(topk.shape[0])]
+    return _launch_poisoned(launch, q, GpuUnionPlan.from_cpu(plans), cpos, lens)
 
 
 def run_gpu_plan(launch, q, topk, cpos, lens, window=128):
@@ -76,9 +75,9 @@ def run_gpu_plan(launch, q, topk, cpos, lens, window=128):
     union_prepare.cu, launched like :func:`run_cpu_plan`. Returns (out, π int32 ``[H, N]``)."""
     import torch
 
-    from pageweaver_edu.gpu import gpu_greedy_regroup
-    from pageweaver_edu.gpu.union8 import gpu_prepare_plan
+    from pageweaver_edu.gpu import gpu_greedy_regroup, gpu_prepare_unions
 
     t32 = torch.from_numpy(topk).to(torch.int32).cuda().contiguous()
     perm = gpu_greedy_regroup(t32, Grouping(window))
-    return _launch_poisoned(launch, q, gpu_prepare_plan(t32, perm), cpos, lens), perm
+    plan = gpu_prepare_unions(t32, perm, trim=False, validate=False)
+    return _launch_poisoned(launch, q, plan, cpos, lens), perm

@@ -17,13 +17,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pageweaver_edu.gpu.union8_fp8 import (  # noqa: E402
-    ARG_FORMAT,
-    pack_tiles,
-    smem_bytes,
-    tau,
-    unpack_tiles,
-)
+from pageweaver_edu.gpu.fp8_tiles import pack_tiles, tau, unpack_tiles  # noqa: E402
+from pageweaver_edu.gpu.union8_fp8 import Fp8UnionAttention  # noqa: E402
+from pageweaver_edu.gpu.union_attention import PLAN_FORMAT  # noqa: E402
 from pageweaver_edu.replay.fp8 import Fp8KV, quantize_kv  # noqa: E402
 
 
@@ -77,8 +73,9 @@ def test_pack_unpack_roundtrip_and_sizes():
     assert torch.equal(k8.view(torch.uint8), kv.k8.view(torch.uint8))
     assert torch.equal(v8.view(torch.uint8), kv.v8.view(torch.uint8))
     assert sorted(tau().tolist()) == list(range(128))
-    assert smem_bytes(2) == 1024 + 2 * 32768 + 32
-    assert len(ARG_FORMAT) == 19  # 13 pointers + 4 ints + float + int = 128 bytes
+    assert Fp8UnionAttention.smem_bytes(2) == 1024 + 2 * 32768 + 32
+    arg_format = Fp8UnionAttention.operand_format + PLAN_FORMAT
+    assert len(arg_format) == 19  # 13 pointers + 4 ints + float + int = 128 bytes
 
 
 def test_k_tile_is_the_qk_b_operand():

@@ -118,7 +118,7 @@ def test_presets_match_cpu(name, window):
     cap = make_preset(name)
     perm = cpu_vs_gpu(cap.topk, window, 8, **cap.regroup_kwargs())
     plan = gpu().gpu_prepare_unions(cap.topk, perm, cap.request_offsets, 8)
-    assert_same_plan(prepare_unions(cap.topk, perm, cap.request_offsets, 8), plan.to_numpy())
+    assert_same_plan(prepare_unions(cap.topk, perm, cap.request_offsets, 8), plan.to_cpu())
 
 
 def test_ties_and_empty_rows():
@@ -207,7 +207,7 @@ def test_kv_heads_batch_matches_per_head():
         ref = greedy_regroup(heads[h], Grouping(128))
         assert np.array_equal(got[h], ref)
         perms.append(ref)
-    plans = gpu().gpu_prepare_unions(heads, np.stack(perms)).to_numpy()
+    plans = gpu().gpu_prepare_unions(heads, np.stack(perms)).to_cpu()
     for h in range(3):
         assert_same_plan(prepare_unions(heads[h], perms[h]), plans[h])
 
@@ -226,14 +226,14 @@ def test_union_plan_random(seed):
     perm = (np.concatenate([s + rng.permutation(e - s) for s, e in spans]).astype(np.int64)
             if n else np.zeros(0, dtype=np.int64))
     ref = prepare_unions(topk, perm, offsets, group)
-    assert_same_plan(ref, gpu().gpu_prepare_unions(topk, perm, offsets, group).to_numpy())
+    assert_same_plan(ref, gpu().gpu_prepare_unions(topk, perm, offsets, group).to_cpu())
 
 
 def test_union_identity_perm_and_untrimmed():
     cap = make_preset("cap16k-high-overlap")
     ref = prepare_unions(cap.topk, None, cap.request_offsets)
     plan = gpu().gpu_prepare_unions(cap.topk, None, cap.request_offsets, trim=False)
-    assert_same_plan(ref, plan.to_numpy())
+    assert_same_plan(ref, plan.to_cpu())
 
 
 def test_gpu_input_errors():
@@ -258,5 +258,5 @@ def test_bad_perm_never_reads_out_of_bounds():
     topk = np.arange(64).reshape(16, 4)
     perm = np.arange(16)
     perm[3] = 10**6
-    plan = g.gpu_prepare_unions(topk, perm, validate=False).to_numpy()
+    plan = g.gpu_prepare_unions(topk, perm, validate=False).to_cpu()
     assert 12 not in plan.pages.tolist()  # row 3 (pages 12..15) selected nothing

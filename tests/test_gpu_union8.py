@@ -34,11 +34,11 @@ def _reference(q, k, v, topk, cpos, lens, offsets=None):
     return np.concatenate(out, axis=1)
 
 
-def _run(q, k, v, topk, cpos, lens, perms=None, group=8, offsets=None, kind=None):
-    from pageweaver_edu.gpu.union8 import union_attention
+def _run(q, k, v, topk, cpos, lens, perms=None, group=8, offsets=None):
+    from pageweaver_edu.gpu import Bf16UnionAttention
 
     def launch(plan, c, ln, out):
-        union_attention(q, k, v, plan, c, ln, kind=kind, out=out)
+        Bf16UnionAttention(q, (k, v), c, ln, out=out).run(plan)
 
     return run_cpu_plan(launch, q, topk, cpos, lens, perms, group, offsets)
 
@@ -139,13 +139,14 @@ def test_gpu_prepared_plan_matches_cpu_plan():
     """The online path: π from the GPU regroup and the plan from union_prepare.cu."""
     import torch
 
-    from pageweaver_edu.gpu.union8 import union_attention
+    from pageweaver_edu.gpu import Bf16UnionAttention
 
     rng = np.random.default_rng(11)
     topk, cpos, lens = random_case(rng, 517, 48, 16, 2, True, True)
     q, kk, v = bf16_qkv(rng, 517, 48, 2)
-    out, perm = run_gpu_plan(lambda plan, c, ln, o: union_attention(q, kk, v, plan, c, ln, out=o),
-                             q, topk, cpos, lens)
+    out, perm = run_gpu_plan(
+        lambda plan, c, ln, o: Bf16UnionAttention(q, (kk, v), c, ln, out=o).run(plan),
+        q, topk, cpos, lens)
     cpu_perm = [greedy_regroup(topk[h], Grouping(128)) for h in range(2)]
     assert np.array_equal(perm.cpu().numpy(), np.stack(cpu_perm))
     assert torch.equal(out, _run(q, kk, v, topk, cpos, lens, cpu_perm))

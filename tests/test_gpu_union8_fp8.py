@@ -41,19 +41,17 @@ EMU_MAX = 1e-2       # ... and <= 1% absolute
 
 
 def _tensors(rng, n, pages, heads):
-    from pageweaver_edu.gpu.union8_fp8 import fp8_cache_from_bf16
+    from pageweaver_edu.gpu import fp8_cache_from_bf16
 
     q, k, v = bf16_qkv(rng, n, pages, heads)
     return q, fp8_cache_from_bf16(k, v)
 
 
-def _run(q, cache, topk, cpos, lens, perms=None, group=8, offsets=None, kind=None, slots=2):
-    from pageweaver_edu.gpu.union8_fp8 import Fp8UnionAttention
-
-    kind = kind or ("union8" if group == 8 else "union4")
+def _run(q, cache, topk, cpos, lens, perms=None, group=8, offsets=None, slots=2):
+    from pageweaver_edu.gpu import Fp8UnionAttention
 
     def launch(plan, c, ln, out):
-        Fp8UnionAttention(q, cache, c, ln, kind, slots=slots, out=out).run(plan)
+        Fp8UnionAttention(q, cache, c, ln, slots=slots, out=out).run(plan)
 
     return run_cpu_plan(launch, q, topk, cpos, lens, perms, group, offsets)
 
@@ -172,13 +170,14 @@ def test_gpu_prepared_plan_matches_cpu_plan():
     """The online path: π from the GPU regroup and the plan from union_prepare.cu."""
     import torch
 
-    from pageweaver_edu.gpu.union8_fp8 import fp8_union_attention as launch_fp8
+    from pageweaver_edu.gpu import Fp8UnionAttention
 
     rng = np.random.default_rng(11)
     topk, cpos, lens = random_case(rng, 517, 48, 16, 2, True, True)
     q, cache = _tensors(rng, 517, 48, 2)
-    out, _ = run_gpu_plan(lambda plan, c, ln, o: launch_fp8(q, cache, plan, c, ln, out=o),
-                          q, topk, cpos, lens)
+    out, _ = run_gpu_plan(
+        lambda plan, c, ln, o: Fp8UnionAttention(q, cache, c, ln, out=o).run(plan),
+        q, topk, cpos, lens)
     cpu_perm = [greedy_regroup(topk[h], Grouping(128)) for h in range(2)]
     assert torch.equal(out, _run(q, cache, topk, cpos, lens, cpu_perm))
     _check(out, q, cache, topk, cpos, lens, rows=np.arange(0, 517, 4))
@@ -188,8 +187,7 @@ def test_close_to_the_bf16_kernel():
     """Same inputs through the BF16 Union8 (K/V in BF16): the FP8 path stays within ~5% of it."""
     import torch
 
-    from pageweaver_edu.gpu.union8 import plan_from_cpu, union_attention
-    from pageweaver_edu.gpu.union8_fp8 import fp8_cache_from_bf16
+    from pageweaver_edu.gpu import Bf16UnionAttention, GpuUnionPlan, fp8_cache_from_bf16
 
     rng = np.random.default_rng(17)
     topk, cpos, lens = random_case(rng, 120, 30, 16, 1, True, True)
@@ -198,8 +196,8 @@ def test_close_to_the_bf16_kernel():
     k = torch.randn((30, 1, P, D), generator=gen, device="cuda").to(torch.bfloat16)
     v = torch.randn((30, 1, P, D), generator=gen, device="cuda").to(torch.bfloat16)
     fp8 = _run(q, fp8_cache_from_bf16(k, v), topk, cpos, lens)
-    plan = plan_from_cpu([prepare_unions(topk[0], None, None, 8)], 120, 8)
-    bf16 = union_attention(q, k, v, plan, torch.from_numpy(cpos).cuda(),
-                           torch.from_numpy(lens).cuda())
+    plan = GpuUnionPlan.from_cpu([prepare_unions(topk[0], None, None, 8)])
+    bf16 = Bf16UnionAttention(q, (k, v), torch.from_numpy(cpos).cuda(),
+                              torch.from_numpy(lens).cuda()).run(plan)
     torch.cuda.synchronize()
     assert nrms(fp8.float().cpu(), bf16.float().cpu().numpy()) < 0.07  # + cache quantization

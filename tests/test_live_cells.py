@@ -54,15 +54,17 @@ def fake_gpu(monkeypatch):
         def __init__(self, *args):
             calls.append(("plan", args))
 
-        def run(self, topk, *rest, emit=True):
+        def run(self, topk, *rest):
             assert topk.dim() == 3 and topk.dtype == torch.int32
             return torch.zeros((1, topk.shape[1]), dtype=torch.int32)
+
+        count = run
 
     class Prepared:
         def __init__(self, topk, perm, offsets, group):
             self.args = (topk, perm, offsets, group)
 
-        def to_numpy(self):
+        def to_cpu(self):
             return prepare_unions(*self.args)
 
     def bench(fn, reps=200, **kw):
@@ -72,7 +74,7 @@ def fake_gpu(monkeypatch):
 
     monkeypatch.setattr(g, "gpu_greedy_regroup", regroup)
     monkeypatch.setattr(g, "regroup_launch", Plan)
-    monkeypatch.setattr(g, "union_plan", Plan)
+    monkeypatch.setattr(g, "union_prep_launch", Plan)
     monkeypatch.setattr(g, "gpu_prepare_unions", Prepared)
     monkeypatch.setattr(timing, "bench_gpu", bench)
     return calls
@@ -138,12 +140,12 @@ def fake_pycuda(monkeypatch):
 
 
 def test_union8_compiles_and_launches_through_the_loader(fake_pycuda):
-    from pageweaver_edu.gpu import union8 as u8
+    from pageweaver_edu.gpu import Bf16UnionAttention as u8
 
-    f8, smem = u8.get_union_kernel("union8", 2)
-    f4, _ = u8.get_union_kernel("union4", 2)
-    f8b, _ = u8.get_union_kernel("union8", 2)
-    _, smem3 = u8.get_union_kernel("union8", 3)
+    f8, smem = u8.kernel(8, 2)
+    f4, _ = u8.kernel(4, 2)
+    f8b, _ = u8.kernel(8, 2)
+    _, smem3 = u8.kernel(8, 3)
     assert f8b is f8 and smem == u8.smem_bytes(2) > 48 * 1024 and smem3 == u8.smem_bytes(3)
     compiles = [e for e in fake_pycuda if e[0] == "compile"]
     opts = (*loader.NVCC_OPTIONS, "-DPW_UNION_SLOTS=2")

@@ -12,7 +12,8 @@ from pageweaver_edu.core.union_plan import prepare_unions
 from pageweaver_edu.regroup.bitmap import greedy_regroup
 
 torch = pytest.importorskip("torch")
-from pageweaver_edu.gpu.union8 import BLOCK_STRIDE, DIM, PAGE, STAGE, smem_bytes  # noqa: E402
+from pageweaver_edu.gpu.union8 import BLOCK_STRIDE, STAGE, Bf16UnionAttention  # noqa: E402
+from pageweaver_edu.gpu.union_attention import DIM, PAGE  # noqa: E402
 from pageweaver_edu.replay.union8 import emulate_union_group  # noqa: E402
 
 SM_SHARED_BYTES = 228 * 1024  # H200: shared memory per SM (1 KiB of it reserved per CTA)
@@ -78,4 +79,5 @@ def test_stage_layout_is_conflict_free_and_fits_two_ctas_per_sm():
         for d in range(0, DIM, 8):
             addr = (tiles[j] // 8) * BLOCK_STRIDE + (tiles[j] % 8) * row + 2 * d
             assert len({int(a) % 128 // 16 for a in addr}) == 8
-    assert 2 * (smem_bytes(2) + 1024) <= SM_SHARED_BYTES < 2 * (2 * 2 * PAGE * row + 1024)
+    smem = Bf16UnionAttention.smem_bytes(2)
+    assert 2 * (smem + 1024) <= SM_SHARED_BYTES < 2 * (2 * 2 * PAGE * row + 1024)

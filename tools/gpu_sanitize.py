@@ -59,7 +59,7 @@ def main() -> int:
     far = np.where(topk >= 0, topk * 4_000_000 + 7, topk)
     for ids, perm in ((topk, perms[0]), (far, perms[0])):
         ref = prepare_unions(ids, perm, offsets, 8)
-        plan = gpu_prepare_unions(ids, perm, offsets, 8).to_numpy()
+        plan = gpu_prepare_unions(ids, perm, offsets, 8).to_cpu()
         fields = ("perm", "group_slots", "page_offsets", "pages", "masks", "cta_any",
                   "page_counts")
         ok = all(np.array_equal(getattr(ref, f), getattr(plan, f)) for f in fields)

@@ -1,9 +1,9 @@
-"""Union preparation: π and the group table → page lists and membership bytes (§5).
+"""Union preparation: π and the group table → page lists and membership bytes.
 
 For every group the kernel needs the sorted, de-duplicated page list U_G (CSR), and for
 every (group, page) a membership byte whose bit r is set when the query in execution slot r
 (original id ``π[base + r]``) selects the page. Bits address slots; Q rows, causal
-positions and output rows address original ids through π.
+positions and output rows address original ids through π (docs/definitions.md#union-preparation).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from .union_metrics import CTA_SLOTS, slot_pages
 
 @dataclass(frozen=True)
 class UnionPlan:
-    """What the Union8 kernel reads.
+    """What a Union kernel reads, on the host (:class:`pageweaver_edu.gpu.GpuUnionPlan` is the
+    same plan on the GPU).
 
     Attributes
     ----------
@@ -36,6 +37,8 @@ class UnionPlan:
         ``masks & 0x0F`` and ``masks & 0xF0`` are non-zero: CTA0 / CTA1 has work on the page.
     page_counts : numpy.ndarray of int32, shape [G]
         |U_G|.
+    group : int
+        g, the slots of a full group.
     """
 
     perm: np.ndarray
@@ -45,6 +48,7 @@ class UnionPlan:
     masks: np.ndarray
     cta_any: np.ndarray
     page_counts: np.ndarray
+    group: int
 
     def group_pages(self, g: int) -> tuple[np.ndarray, np.ndarray]:
         """(U_G, membership bytes) of group ``g``."""
@@ -98,4 +102,5 @@ def prepare_unions(topk, perm=None, request_offsets=None, group: int = 8) -> Uni
         masks=masks.astype(np.uint8),
         cta_any=np.stack([(masks & low) != 0, (masks & (0xFF ^ low)) != 0], axis=1),
         page_counts=counts,
+        group=int(group),
     )

@@ -1,13 +1,16 @@
 """Live GPU kernels of PageWeaver (PyCUDA + torch CUDA tensors).
 
 Importing this package never touches the GPU; the entry points call
-:func:`pageweaver_edu.gpu.device.require_gpu` first and raise
-:class:`~pageweaver_edu.gpu.device.GPUUnavailableError` (with the reason) on a CPU-only machine.
+:func:`.device.require_gpu` first and raise :class:`~.device.GPUUnavailableError` (with the
+reason) on a CPU-only machine.
 
 - :func:`gpu_greedy_regroup` — ``kernels/regroup.cu``, π bit-identical to
-  :func:`pageweaver_edu.regroup.bitmap.greedy_regroup`.
-- :func:`gpu_prepare_unions` — ``kernels/union_prepare.cu``, the fields of
-  :func:`pageweaver_edu.core.union_plan.prepare_unions`.
+  :func:`pageweaver_edu.regroup.greedy_regroup`.
+- :func:`gpu_prepare_unions` — ``kernels/union_prepare.cu``, the :class:`GpuUnionPlan` whose
+  fields equal :func:`pageweaver_edu.core.prepare_unions`'s.
+- :class:`Bf16UnionAttention`, :class:`Fp8UnionAttention` — the Union8 / Union4 kernels
+  (``kernels/union8.cu``, ``kernels/union8_fp8.cu``); :data:`UNION_KERNELS` lists every Union
+  kernel front end.
 """
 
 from .device import (
@@ -17,16 +20,34 @@ from .device import (
     gpu_unavailable_reason,
     require_gpu,
 )
+from .fp8_tiles import Fp8Cache, fp8_cache_from_bf16, fp8_cache_from_kv
 from .loader import GPULaunchError, kernel_dir, kernel_sources
 from .regroup import VARIANTS, RegroupLaunch, gpu_greedy_regroup, pick_variant, regroup_launch
-from .unions import GpuUnionPlan, gpu_prepare_unions, union_plan
+from .union8 import Bf16UnionAttention
+from .union8_fp8 import Fp8UnionAttention
+from .union_attention import UnionAttention, UnionEntry
+from .union_plan import GpuUnionPlan
+from .unions import UnionPrepLaunch, gpu_prepare_unions, union_prep_launch
+
+#: Every Union kernel front end (precompiled by tools/gpu_precompile.py, SASS-checked by the
+#: tests); a new one is a subclass of UnionAttention in its own module, listed here.
+UNION_KERNELS: tuple[type[UnionAttention], ...] = (Bf16UnionAttention, Fp8UnionAttention)
 
 __all__ = [
+    "UNION_KERNELS",
+    "VARIANTS",
+    "Bf16UnionAttention",
+    "Fp8Cache",
+    "Fp8UnionAttention",
     "GPULaunchError",
     "GPUUnavailableError",
     "GpuUnionPlan",
     "RegroupLaunch",
-    "VARIANTS",
+    "UnionAttention",
+    "UnionEntry",
+    "UnionPrepLaunch",
+    "fp8_cache_from_bf16",
+    "fp8_cache_from_kv",
     "gpu_available",
     "gpu_greedy_regroup",
     "gpu_prepare_unions",
@@ -37,5 +58,5 @@ __all__ = [
     "pick_variant",
     "regroup_launch",
     "require_gpu",
-    "union_plan",
+    "union_prep_launch",
 ]

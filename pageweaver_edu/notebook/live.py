@@ -133,22 +133,22 @@ def live_union_prepare(preset: str = "cap64k", window: int = 128, reps: int = 20
         return {r["name"]: r["median_us"] for r in rec["results"] if r["name"] in names}
     import torch
 
-    from ..gpu import gpu_prepare_unions, union_plan
+    from ..gpu import gpu_prepare_unions, union_prep_launch
     from ..gpu.timing import bench_gpu
 
     cap = make_preset(preset)
     n, k = cap.topk.shape
     perm = greedy_regroup(cap.topk, Grouping(window), **cap.regroup_kwargs())
     ref = prepare_unions(cap.topk, perm, cap.request_offsets, 8)
-    got = gpu_prepare_unions(cap.topk, perm, cap.request_offsets, 8).to_numpy()
+    got = gpu_prepare_unions(cap.topk, perm, cap.request_offsets, 8).to_cpu()
     bad = [f for f in PLAN_FIELDS if getattr(ref, f).dtype != getattr(got, f).dtype
            or not np.array_equal(getattr(ref, f), getattr(got, f))]
     assert not bad, f"GPU union plan differs from the CPU reference in {bad}"
     topk, _ = _cuda_inputs(cap)
     perm_t = torch.from_numpy(perm.astype(np.int32)).cuda().unsqueeze(0)  # [1, N]
-    up = union_plan(n, 1, k, cap.request_offsets, 8)
+    up = union_prep_launch(n, 1, k, cap.request_offsets, 8)
     out = {names[0]: bench_gpu(lambda: up.run(topk, perm_t), reps)["median_us"],
-           names[1]: bench_gpu(lambda: up.run(topk, perm_t, emit=False), reps)["median_us"]}
+           names[1]: bench_gpu(lambda: up.count(topk, perm_t), reps)["median_us"]}
     print(f"π from the CPU greedy at W{window}; {len(ref.pages):,} union pages in "
           f"{len(ref.page_counts):,} groups; every field identical to prepare_unions")
     print("\n".join([HEADER, _row(names[0], out[names[0]], True), _row(names[1], out[names[1]])]))

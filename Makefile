@@ -77,4 +77,4 @@ pytest: browser-setup
 browser-test: browser-setup
 	$(VENV)/bin/pytest -q -p no:randomly tests/browser
 binder-test: setup
-	$(VENV)/bin/pytest -q -s -m slow tests/test_binder_env.py
+	$(VENV)/bin/pytest -q -s -m slow tests/notebooks/test_binder_env.py

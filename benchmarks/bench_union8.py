@@ -69,7 +69,7 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
     cpos, lens, t32, lens64 = x.cpos, x.lens, x.t32, x.lens64
     prepare = x.prepare
 
-    # ---- orderings (CPU greedy = GPU greedy bit for bit; tests/test_gpu_regroup check that)
+    # ---- orderings (CPU greedy = GPU greedy bit for bit, as tests/gpu checks)
     rng = np.random.default_rng(0)
     o = common.prepare_orderings(x, WINDOWS, rng)
     stats, plans, plan4, perm_gpu = o.stats, o.plans, o.plan4, o.perm_gpu

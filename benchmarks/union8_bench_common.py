@@ -96,7 +96,7 @@ class Orderings:
 
 def prepare_orderings(x: PresetInputs, windows, rng) -> Orderings:
     """The original order, the CPU greedy for every W in ``windows`` (= the GPU greedy bit for
-    bit; tests/test_gpu_kernels checks that) and a random order drawn from ``rng``."""
+    bit, as tests/gpu checks) and a random order drawn from ``rng``."""
     import torch
 
     from pageweaver_edu.gpu import GpuUnionPlan

@@ -148,7 +148,7 @@ def test_cap64k_calibration(cap64k_stats):
 
 
 def test_docs_table_matches_measurement(cap64k_stats):
-    doc = Path(__file__).resolve().parents[1] / "docs" / "presets.md"
+    doc = Path(__file__).resolve().parents[2] / "docs" / "presets.md"
     uv = cap64k_stats["union_visits"]
     row = f"| `cap64k` | 15,272 | 16 | 504 | 244,352 | {uv['original']:,} | {uv['W64']:,} ("
     assert row in doc.read_text(encoding="utf-8")

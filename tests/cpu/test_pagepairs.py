@@ -8,7 +8,6 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import topk_arrays
 
 from pageweaver_edu import reference_attention
 from pageweaver_edu.core.supports import support_sets
@@ -17,6 +16,7 @@ from pageweaver_edu.pagepairs.torch_ops import page_pair_attention_torch
 from pageweaver_edu.pagepairs.traffic import partial_bytes
 from pageweaver_edu.pagepairs.work import COMMON, EXCLUSIVE, SINGLE, covered_edges, plan_page_pairs
 from pageweaver_edu.records import latest_record, list_records, result_medians
+from tests.helpers.strategies import topk_arrays
 
 
 def _requests(draw, n):

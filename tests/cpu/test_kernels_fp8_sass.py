@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from sass_tools import KERNELS, compile_cubin, ptxas_resources, sass_functions
+
+from tests.helpers.sass_tools import KERNELS, compile_cubin, ptxas_resources, sass_functions
 
 SOURCE = KERNELS / "union8_fp8.cu"
 ENTRIES = ("union8_fp8", "union4_fp8")

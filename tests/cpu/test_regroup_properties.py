@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import grouping_case, topk_arrays
 
 from pageweaver_edu import PageWeaverInputError, greedy_regroup, greedy_regroup_sets
 from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.core.supports import support_sets
 from pageweaver_edu.core.windows import chunk_table, split_spans, window_table
+from tests.helpers.strategies import grouping_case, topk_arrays
 
 
 def run_both(topk, window, group, offsets, chunk, capacity=64, lengths=None, page_size=4):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pageweaver_edu.kernels import KERNEL_DIR, kernel_path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_kernel_sources_found_from_the_installed_package():

@@ -1,5 +1,5 @@
-"""Inputs and launches shared by the Union8 / Union4 GPU tests (test_gpu_union8.py for BF16,
-test_gpu_union8_fp8.py for FP8).
+"""Inputs and launches shared by the Union8 / Union4 GPU tests (tests/gpu/test_union8.py
+for BF16, tests/gpu/test_union8_fp8.py for FP8).
 
 Every launch writes into an output poisoned with NaN first, so a row the kernel forgot stays
 NaN and fails the test. torch is imported inside the functions, like in the tests.

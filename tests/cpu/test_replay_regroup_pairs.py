@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import grouping_case
 
 from pageweaver_edu import PageWeaverInputError, greedy_regroup
 from pageweaver_edu.core.grouping import Grouping
@@ -22,6 +21,7 @@ from pageweaver_edu.replay.regroup_pairs import (
     slot_masks,
     transpose_16x16x2,
 )
+from tests.helpers.strategies import grouping_case
 
 
 @settings(max_examples=50, deadline=None)
@@ -116,6 +116,6 @@ def test_pair_ties_order_by_id_and_name_distinct_rows(window):
 
 
 def test_kernel_uses_the_same_key_layout():
-    src = (Path(__file__).resolve().parents[1] / "kernels" / "regroup.cu").read_text()
+    src = (Path(__file__).resolve().parents[2] / "kernels" / "regroup.cu").read_text()
     assert f"constexpr int kIdShift = {ID_SHIFT};" in src
     assert f"constexpr int kDeltaShift = {DELTA_SHIFT};" in src

@@ -1,7 +1,7 @@
 """Live kernels against the CPU reference (PAGEWEAVER.md §4-§5). Runs only with a GPU.
 
-On a CPU-only machine every test here is skipped with the reason; with
-``PAGEWEAVER_REQUIRE_GPU=1`` (``make gpu-test``) a missing GPU or PyCUDA fails instead.
+Without a GPU every test here is skipped with the reason, or fails under
+``PAGEWEAVER_REQUIRE_GPU=1`` (``tests/conftest.py``).
 """
 
 from __future__ import annotations
@@ -9,23 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from strategies import grouping_case
 
 from pageweaver_edu import PageWeaverInputError, greedy_regroup, prepare_unions
 from pageweaver_edu.core.grouping import Grouping
-from pageweaver_edu.gpu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
 from pageweaver_edu.workloads import make_preset, preset_names
-
-pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _need_gpu():
-    if not gpu_available():
-        reason = gpu_unavailable_reason()
-        if gpu_required_by_env():
-            pytest.fail(f"PAGEWEAVER_REQUIRE_GPU=1 but the GPU path cannot run: {reason}")
-        pytest.skip(f"GPU tests need a CUDA GPU and PyCUDA: {reason}")
+from tests.helpers.strategies import grouping_case
 
 
 def gpu():

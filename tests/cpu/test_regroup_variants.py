@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import grouping_case, topk_arrays
 
 from pageweaver_edu import PageWeaverInputError, greedy_regroup, union_stats
 from pageweaver_edu.core.grouping import Grouping
@@ -19,6 +18,7 @@ from pageweaver_edu.regroup.variants import (
     static_seed_regroup,
     subgroup_first_regroup,
 )
+from tests.helpers.strategies import grouping_case, topk_arrays
 
 G3_EXAMPLE = [[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]]
 G2_COUNTER = [[1, 2, 3, 4], [1, 2, 6, 7], [1, 2, 3, 5], [3, 5, 8, 9]]

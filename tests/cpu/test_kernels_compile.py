@@ -8,7 +8,8 @@ compiler's resource report (``-Xptxas -v``) must show zero bytes for every kerne
 from __future__ import annotations
 
 import pytest
-from sass_tools import KERNELS, NVCC, compile_cubin, ptxas_resources
+
+from tests.helpers.sass_tools import KERNELS, NVCC, compile_cubin, ptxas_resources
 
 SOURCES = sorted(KERNELS.glob("*.cu"))
 

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import grouping_case
 
 from pageweaver_edu import encode_bitmaps, greedy_regroup, greedy_regroup_sets
 from pageweaver_edu.core.grouping import Grouping
@@ -16,6 +15,7 @@ from pageweaver_edu.replay.regroup_cta import (
     simulate_window,
     trace_window,
 )
+from tests.helpers.strategies import grouping_case
 
 G3_EXAMPLE = [[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-KERNELS = Path(__file__).resolve().parents[1] / "kernels"
+KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 
 
 def cuda_tool(name: str) -> str | None:

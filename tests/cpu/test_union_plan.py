@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from strategies import grouping_case
 
 from pageweaver_edu import PageWeaverInputError, greedy_regroup, prepare_unions, union_stats
 from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.core.supports import support_sets
 from pageweaver_edu.core.windows import group_table
+from tests.helpers.strategies import grouping_case
 
 
 @settings(max_examples=200, deadline=None)

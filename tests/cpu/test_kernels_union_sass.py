@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from sass_tools import KERNELS, compile_cubin, sass_functions
+
+from tests.helpers.sass_tools import KERNELS, compile_cubin, sass_functions
 
 BUILDS = {"union8.cu": ("union8_bf16", "union4_bf16"),
           "union8_fp8.cu": ("union8_fp8", "union4_fp8")}

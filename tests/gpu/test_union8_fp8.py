@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gpu_cases import (
+
+from pageweaver_edu.core.grouping import Grouping
+from pageweaver_edu.core.union_plan import prepare_unions
+from pageweaver_edu.regroup.bitmap import greedy_regroup
+from pageweaver_edu.replay.fp8 import Fp8KV, fp8_union_attention, nrms, reference_on_cache
+from pageweaver_edu.workloads import make_preset
+from tests.helpers.gpu_cases import (
     HEADS,
     D,
     P,
@@ -23,17 +29,6 @@ from gpu_cases import (
     run_cpu_plan,
     run_gpu_plan,
 )
-
-from pageweaver_edu.core.grouping import Grouping
-from pageweaver_edu.core.union_plan import prepare_unions
-from pageweaver_edu.gpu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
-from pageweaver_edu.regroup.bitmap import greedy_regroup
-from pageweaver_edu.replay.fp8 import Fp8KV, fp8_union_attention, nrms, reference_on_cache
-from pageweaver_edu.workloads import make_preset
-
-pytestmark = [pytest.mark.gpu]
-if not gpu_available() and not gpu_required_by_env():
-    pytestmark.append(pytest.mark.skip(reason=f"no GPU path: {gpu_unavailable_reason()}"))
 
 NRMS_MAX = 0.04      # kernel vs float64 (the paper: 2.2-4.0% against its reference)
 EMU_FRACTION = 0.25  # kernel vs emulation <= this x kernel vs float64 ...

@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gpu_cases import HEADS, bf16_qkv, causal_tail_case, random_case, run_cpu_plan, run_gpu_plan
 
 from pageweaver_edu.core.attention import reference_attention
 from pageweaver_edu.core.grouping import Grouping
-from pageweaver_edu.gpu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
 from pageweaver_edu.regroup.bitmap import greedy_regroup
 from pageweaver_edu.workloads import make_preset
-
-pytestmark = [pytest.mark.gpu]
-if not gpu_available() and not gpu_required_by_env():
-    pytestmark.append(pytest.mark.skip(reason=f"no GPU path: {gpu_unavailable_reason()}"))
+from tests.helpers.gpu_cases import (
+    HEADS,
+    bf16_qkv,
+    causal_tail_case,
+    random_case,
+    run_cpu_plan,
+    run_gpu_plan,
+)
 
 NRMS_MAX = 1e-2
 

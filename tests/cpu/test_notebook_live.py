@@ -7,14 +7,12 @@ so that their control flow, arguments and printed text are checked on every mach
 
 from __future__ import annotations
 
-import sys
-import types
-
 import numpy as np
 import pytest
 
 from pageweaver_edu.gpu import device, loader
 from pageweaver_edu.notebook import live
+from tests.helpers.fake_gpu import install_fake_pycuda
 
 
 def test_cpu_branch_prints_the_recorded_file(capsys, monkeypatch):
@@ -93,50 +91,10 @@ def test_gpu_branches_with_stand_ins(fake_gpu, capsys):
     assert [c for c in fake_gpu if c[0] == "bench"] == [("bench", 7)] * 6
 
 
-class _Func:
-    def __init__(self, name, log):
-        self.name, self.log = name, log
-
-    def set_attribute(self, attr, value):
-        self.log.append(("attr", self.name, attr, value))
-
-    def prepare(self, fmt):
-        self.log.append(("prepare", self.name, fmt))
-
-    def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
-        self.log.append(("launch", self.name, grid, block, stream, args, shared_size))
-
-
 @pytest.fixture
 def fake_pycuda(monkeypatch):
     """A stand-in ``pycuda`` that records compile options, attributes and launches."""
-    log = []
-
-    class Module:
-        def __init__(self, source, **kw):
-            log.append(("compile", kw["arch"], kw["code"], tuple(kw["options"])))
-
-        def get_function(self, name):
-            return _Func(name, log)
-
-    drv = types.SimpleNamespace(
-        Error=RuntimeError, CompileError=RuntimeError,
-        function_attribute=types.SimpleNamespace(MAX_DYNAMIC_SHARED_SIZE_BYTES="MAXDYN"),
-        Context=types.SimpleNamespace(
-            get_device=lambda: types.SimpleNamespace(compute_capability=lambda: (9, 0)),
-            synchronize=lambda: None),
-    )
-    pkg = types.ModuleType("pycuda")
-    pkg.driver, pkg.compiler = drv, types.SimpleNamespace(SourceModule=Module)
-    monkeypatch.setitem(sys.modules, "pycuda", pkg)
-    monkeypatch.setitem(sys.modules, "pycuda.driver", drv)
-    monkeypatch.setitem(sys.modules, "pycuda.compiler", pkg.compiler)
-    monkeypatch.setattr(loader, "require_gpu", lambda: None)
-    monkeypatch.setattr(loader, "ensure_context", lambda: None)
-    monkeypatch.setattr(loader, "_check_stream", lambda: None)
-    monkeypatch.setattr(loader, "_modules", {})
-    monkeypatch.setattr(loader, "_functions", {})
-    return log
+    return install_fake_pycuda(monkeypatch)
 
 
 def test_union8_compiles_and_launches_through_the_loader(fake_pycuda):

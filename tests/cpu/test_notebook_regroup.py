@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import grouping_case
 
 from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.core.union_metrics import union_stats
@@ -33,6 +32,7 @@ from pageweaver_edu.notebook.style import subtitle_text
 from pageweaver_edu.regroup.bitmap import greedy_regroup
 from pageweaver_edu.regroup.sets import greedy_regroup_sets
 from pageweaver_edu.workloads import make_preset
+from tests.helpers.strategies import grouping_case
 
 # --- the paper's g = 3 example ---------------------------------------------------------------
 

@@ -26,7 +26,7 @@ def test_wheel_contains_every_kernel_source(tmp_path):
     shipped = {f"pageweaver_edu/kernels/{p.name}" for p in (ROOT / "kernels").glob("*.cu*")}
     assert shipped and shipped <= names
     assert "pageweaver_edu/cli.py" in names
-    assert {"pageweaver_edu/gpu/loader.py", "pageweaver_edu/live_cells.py"} <= names
+    assert {"pageweaver_edu/gpu/loader.py", "pageweaver_edu/notebook/live.py"} <= names
 
 
 def test_console_script_runs():

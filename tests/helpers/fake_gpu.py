@@ -39,7 +39,9 @@ def install_fake_pycuda(monkeypatch) -> list:
         The log: ``("compile", arch, code, options)``, ``("attr", name, attr, value)``,
         ``("prepare", name, format)``, ``("launch", name, grid, block, stream, args, smem)``.
     """
-    from pageweaver_edu.gpu import loader
+    from collections import OrderedDict
+
+    from pageweaver_edu.gpu import loader, regroup, unions
 
     log = []
 
@@ -67,6 +69,8 @@ def install_fake_pycuda(monkeypatch) -> list:
     monkeypatch.setattr(loader, "_check_stream", lambda: None)
     monkeypatch.setattr(loader, "_modules", {})
     monkeypatch.setattr(loader, "_functions", {})
+    for module in (regroup, unions):  # prepared launches hold functions of an earlier fake
+        monkeypatch.setattr(module, "_launches", OrderedDict())
     return log
 
 
@@ -84,7 +88,7 @@ def cpu_tensors_as_cuda(monkeypatch) -> None:
     monkeypatch.setattr(torch.Tensor, "is_cuda", property(lambda self: True))
     monkeypatch.setattr(torch.Tensor, "to", lambda self, *a, **k: to(
         self, *[x for x in a if str(x) != "cuda"], **strip(k)))
-    for name in ("zeros", "empty", "full"):
+    for name in ("zeros", "empty", "full", "randn", "arange"):
         make = getattr(torch, name)
         monkeypatch.setattr(torch, name, lambda *a, _make=make, **k: _make(*a, **strip(k)))
     for module in (regroup, union_attention, unions):

@@ -3,7 +3,7 @@
 Times the vectorized bitmap regroup (:func:`pageweaver_edu.regroup.bitmap.greedy_regroup`)
 at W64 and W128 (median of ``--runs`` timed calls after one warm-up call) and the readable
 set-based version once at W128, checks that both give the same π, prints a table and writes
-``benchmarks/results/cpu_regroup.json``. Target (issue 2): W128 <= 150 ms on a 2-core CPU.
+``benchmarks/results/cpu_regroup.json``. Target: W128 <= 150 ms on a 2-core CPU.
 
 Usage: ``python benchmarks/bench_cpu_regroup.py [--runs 7] [--out PATH]``
 """

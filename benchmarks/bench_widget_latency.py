@@ -2,7 +2,7 @@
 
 Each case is the plain function a widget callback runs (compute + in-place ``FigureWidget``
 redraw, no browser): median and max over ``--runs`` timed calls (``time.perf_counter``)
-after ``--warmup`` calls. Target (issue 3): every update within 100 ms for up to 2,048
+after ``--warmup`` calls. Target: every update within 100 ms for up to 2,048
 queries. Modules written by other chapters are imported defensively: a missing module or an
 API this script does not know is skipped with a printed note.
 

@@ -1,4 +1,4 @@
-// Greedy regroup, GPU form (PAGEWEAVER.md §4.1; arXiv:2610.11201, Algorithm 1).
+// Greedy regroup, GPU form (docs/definitions.md#regroup-on-a-gpu; arXiv:2610.11201, Algorithm 1).
 //
 // One CTA per window of W consecutive queries of one (request, chunk); windows of every
 // chunk, request and KV head run in parallel (grid = [windows, heads]). Inside a window the
@@ -532,7 +532,7 @@ template <int W, int Q>
 __device__ __forceinline__ void pair_rounds(const Args& a, PairsShared<W>& sm, Candidates<Q>& c,
                                             int& slot, int& members, unsigned& next_seed,
                                             int end) {
-  constexpr int kGroup = 8;  // the g of the unrolled path (PAGEWEAVER.md's default)
+  constexpr int kGroup = 8;  // the g of the unrolled path (Union8's g)
   const char* m = reinterpret_cast<const char*>(sm.pairs);
   auto take = [&](unsigned tie) {  // j = tie >> kIdShift leaves R and joins G
     if (threadIdx.x == 0) sm.perm[slot] = static_cast<int>(tie >> kIdShift);

@@ -1,4 +1,4 @@
-// Union8 / Union4 sparse attention over a group's page union (PAGEWEAVER.md §2, §5, §6;
+// Union8 / Union4 sparse attention over a group's page union (docs/definitions.md#union8-execution;
 // arXiv:2610.11201, §4.2 and Figure 3). BF16 teaching version: mma.sync m16n8k16, FP32 state.
 //
 // Work split. One group G = g execution slots; slot r runs original query π[base + r].

@@ -1,4 +1,4 @@
-// Union preparation (PAGEWEAVER.md §5; arXiv:2610.11201 §4.1): π and the group table →
+// Union preparation (docs/definitions.md#union-preparation; arXiv:2610.11201 §4.1): π and the group table →
 // per group G the sorted, de-duplicated page list U_G (CSR), one membership byte per
 // (group, page) whose bit r is set when execution slot r (original query π[base + r])
 // selects the page, the two per-CTA "any member" flags (mask & 0x0F, mask & 0xF0) and the

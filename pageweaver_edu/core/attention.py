@@ -1,4 +1,4 @@
-"""Float64 reference sparse attention over selected KV pages (PAGEWEAVER.md §2, eq. 1–2).
+"""Float64 reference sparse attention over selected KV pages (docs/definitions.md#supports).
 
 Query i attends to the tokens ``A_i = {t : floor(t/P) ∈ S_i, t < L_i, t ≤ c_i}`` of its
 request's paged K/V; every one of its Q heads does its own softmax over those tokens, and an

@@ -1,4 +1,4 @@
-"""Page bitmaps: one bit per page, 32 pages per uint32 word (PAGEWEAVER.md §4, GPU form).
+"""Page bitmaps: one bit per page, 32 pages per uint32 word (docs/definitions.md#regroup-on-a-gpu).
 
 With capacity B = 512 a query's pages fit in 16 words. The greedy cost of a candidate j
 against the current union U is ``delta(j) = Σ_w popcount(bits_j[w] & ~U[w])``.

@@ -14,7 +14,7 @@ INT32_MAX = np.iinfo(np.int32).max
 
 
 class PageWeaverInputError(ValueError):
-    """An input does not satisfy the definitions of PAGEWEAVER.md (§1, §4)."""
+    """An input does not satisfy the rules of docs/definitions.md#inputs."""
 
 
 def to_numpy(x, name: str) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Support sets S_i and token supports A_i (PAGEWEAVER.md §1–§2).
+"""Support sets S_i and token supports A_i (docs/definitions.md#supports).
 
 A query position i selects Top-K logical page ids. Entries ``< 0`` are padding, duplicates
 count once, and a row with no valid entry is an empty support. The tokens query i attends

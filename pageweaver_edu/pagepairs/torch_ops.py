@@ -1,4 +1,4 @@
-"""Page-pair partials and combine with torch ops, on any device (PAGEWEAVER.md §7).
+"""Page-pair partials and combine with torch ops, on any device (docs/definitions.md#page-pairs).
 
 The same arithmetic as :mod:`pageweaver_edu.pagepairs.work` (plan on the host, then one batched
 gather + masked softmax per block of work items, then a log-sum-exp combine), written with

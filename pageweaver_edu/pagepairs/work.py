@@ -1,4 +1,4 @@
-"""Direct KV-page pairs: the page-side execution the paper compared against (PAGEWEAVER.md §7).
+"""Direct KV-page pairs: the page-side execution the paper compared against.
 
 Invert the incidence to ``R_p = {i : p ∈ S_i}``, pair pages greedily by ``|R_a ∩ R_b|`` (each
 page in at most one pair), and give every pair a work unit: its common queries accumulate both

@@ -1,4 +1,4 @@
-"""CPU emulation of the FP8 Union8 arithmetic (``kernels/union8_fp8.cu``; PAGEWEAVER.md §6).
+"""CPU emulation of the FP8 Union8 arithmetic (``kernels/union8_fp8.cu``).
 
 The H200 path of arXiv:2610.11201 (§4.2): BF16 Q, an FP8 E4M3 KV cache with one scale per KV
 head, Q quantized per (query, head) row to E4M3 for an FP8 QK product with FP32 accumulation,

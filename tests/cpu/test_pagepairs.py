@@ -1,4 +1,4 @@
-"""Direct KV-page pairs (PAGEWEAVER.md §7): exact attention, exact edge coverage, accounting."""
+"""Direct KV-page pairs (docs/definitions.md#page-pairs): exact attention, exact edge coverage, accounting."""
 
 import json
 from collections import Counter

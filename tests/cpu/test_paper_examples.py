@@ -1,4 +1,5 @@
-"""Every worked example of PAGEWEAVER.md §2–§4, reproduced exactly."""
+"""Every worked example of docs/definitions.md (supports, unions, greedy regroup), reproduced
+exactly."""
 
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""Hypothesis properties of the greedy regroup (PAGEWEAVER.md §4)."""
+"""Hypothesis properties of the greedy regroup (docs/definitions.md#greedy-regroup)."""
 
 import numpy as np
 import pytest

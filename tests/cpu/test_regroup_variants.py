@@ -1,4 +1,4 @@
-"""Exhaustive, C4-aware, subgroup-first and static-seed regrouping (PAGEWEAVER.md §10)."""
+"""Exhaustive, C4-aware, subgroup-first and static-seed regrouping (docs/definitions.md#open-questions)."""
 
 from itertools import permutations
 

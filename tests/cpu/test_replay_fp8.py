@@ -26,7 +26,7 @@ from pageweaver_edu.replay.fp8 import (  # noqa: E402
 )
 from pageweaver_edu.workloads import make_preset  # noqa: E402
 
-NRMS_MAX = 0.04  # the bound (the paper: 2.2-4.0% against its reference)
+NRMS_MAX = 0.04  # the project's bound (the paper: 2.2-4.0% against its reference)
 
 
 def _inputs(seed, n, pages, k, heads=1, causal=False, lengths=False, pad=0.1):

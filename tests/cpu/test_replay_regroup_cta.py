@@ -1,4 +1,4 @@
-"""The thread-by-thread CTA simulation gives the reference π (PAGEWEAVER.md §4, GPU form)."""
+"""The thread-by-thread CTA simulation gives the reference π (docs/definitions.md#regroup-on-a-gpu)."""
 
 import numpy as np
 import pytest

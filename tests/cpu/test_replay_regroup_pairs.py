@@ -1,4 +1,4 @@
-"""The pair-mask form (the "pairs" kernels' algorithm) gives the reference π (PAGEWEAVER.md §4)."""
+"""The pair-mask form (the "pairs" kernels' algorithm) gives the reference π."""
 
 from pathlib import Path
 
@@ -66,7 +66,7 @@ def test_column_positions_spread_each_warp_over_every_word(window):
 
 
 def test_pair_round_counts_new_pages():
-    # Worked example of PAGEWEAVER.md §4 (g = 3): π = [0, 2, 3, 1, 4, 5]
+    # Worked example of docs/definitions.md#greedy-regroup (g = 3): π = [0, 2, 3, 1, 4, 5]
     rows = np.array([[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]])
     masks, valid = pair_masks(rows)
     assert pairs_window_order(masks, valid, 3).tolist() == [0, 2, 3, 1, 4, 5]

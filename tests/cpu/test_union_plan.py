@@ -1,4 +1,4 @@
-"""Union preparation and union metrics (PAGEWEAVER.md §3, §5)."""
+"""Union preparation and union metrics (docs/definitions.md#unions, #union-preparation)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Live kernels against the CPU reference (PAGEWEAVER.md §4-§5). Runs only with a GPU.
+"""Live regroup and union-preparation kernels against the CPU reference. Runs only with a GPU.
 
 Without a GPU every test here is skipped with the reason, or fails under
 ``PAGEWEAVER_REQUIRE_GPU=1`` (``tests/conftest.py``).

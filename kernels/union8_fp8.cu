@@ -1,8 +1,9 @@
 // FP8 E4M3 Union8 / Union4 sparse attention on Hopper tensor cores (wgmma, sm_90a).
-// PAGEWEAVER.md §2, §5, §6; arXiv:2610.11201 §4.2 and Figure 3. The BF16 teaching kernel
-// (kernels/union8.cu) keeps its own arithmetic; this file runs the same slot protocol (the
-// primitives of kernels/cluster_pipeline.cuh) with wgmma arithmetic and a producer that never
-// blocks a CTA on its peer unless it must.
+// docs/definitions.md#union8-execution and docs/definitions.md#fp8-arithmetic;
+// arXiv:2610.11201 §4.2 and Figure 3. The BF16 teaching kernel (kernels/union8.cu) keeps its
+// own arithmetic; this file runs the same slot protocol (the primitives of
+// kernels/cluster_pipeline.cuh) with wgmma arithmetic and a producer that never blocks a CTA
+// on its peer unless it must.
 //
 // Work split (as union8.cu). One group G = g execution slots, slot r runs original query
 // π[base + r]. Union8: a cluster of two 128-thread CTAs, CTA0 slots 0-3, CTA1 slots 4-7.
@@ -21,14 +22,14 @@
 //   identical, and the FP8 MMA never accumulates more than one page (128 products per output)
 //   before the FP32 combine on the CUDA cores.
 //
-// Arithmetic (the same, op for op, as pageweaver_edu/fp8_emulation.py):
+// Arithmetic (the same, op for op, as pageweaver_edu/replay/fp8.py):
 //   Q row (query, head): amax = max |q|, q8 = e4m3(q * (448 / amax)), qs = amax / 448.
 //   rf = qs * (k_scale[h] * scale * log2 e)      (per row, FP32)
 //   m' = max(m, rf * max_valid S)   a = 2^(m - m')   p = 2^(fma(S, rf, 8 - m'))  (= 256 P)
 //   l = l * a + sum p               O = fma(O, a, e4m3(p) . v8)
 //   o = bf16(O * (v_scale[h] / l))  (0 when the row saw no token)
 //
-// Paged FP8 cache (pageweaver_edu/union8_fp8_launch.py: fp8_cache_from_bf16, pack_tiles):
+// Paged FP8 cache (pageweaver_edu/gpu/fp8_tiles.py: fp8_cache_from_bf16, pack_tiles):
 //   k  [pages, H, 16384] bytes: page (p, h) of K exactly as the wgmma B operand wants it in
 //      shared memory: token t's 128 dims in row t (128 B), 16-byte chunk c stored at chunk
 //      c ^ (t & 7) (the 128-byte swizzle), so one 16 KiB bulk copy lands a ready tile.
@@ -43,15 +44,16 @@
 // pre-transposed in the cache. We take (b): zero per-page cost and the multicast copy stays a
 // plain byte copy; the price is paid by the cache writer, which appends a token as one byte in
 // each of 128 rows of the V^T page (a strided write, at column tau^-1(t)) instead of one
-// 128-byte row, and by any other consumer of the cache that expects token-major V. The column order inside each
-// 32-token block (tau) is chosen so that the S accumulator registers, converted in place, are
-// exactly the wgmma A-operand fragment of the PV product: no shuffles, no shared memory.
+// 128-byte row, and by any other consumer of the cache that expects token-major V. The column
+// order inside each 32-token block (tau) is chosen so that the S accumulator registers,
+// converted in place, are exactly the wgmma A-operand fragment of the PV product: no
+// shuffles, no shared memory.
 //   tau(a) = 32 (a >> 5) + 16 ((a >> 4) & 1) + 8 ((a >> 1) & 1) + 2 ((a >> 2) & 3) + (a & 1)
 //
 // KV staging (Figure 3), as union8.cu: kNumSlots slots per CTA, page n in slot n % kNumSlots,
 // event ① full[s] per CTA (armed by the CTA's thread 0 with expect_tx, completed by the
 // multicast bytes), event ② empty[s] in CTA0 (one release per thread of both CTAs). The
-// producer (CTA0 thread 0) issues page m only after every thread of both CTAs released page
+// producer (CTA0 thread 0) copies page m only after every thread of both CTAs released page
 // m - kNumSlots. It blocks only for the page its own CTA needs next; otherwise it polls
 // (test_wait) between phases, so CTA0 is not held back by CTA1 finishing a page late.
 // Every mbarrier wait is bounded (PW_WAIT_TIMEOUT_NS, default 10 s): a protocol bug traps
@@ -98,7 +100,7 @@ struct Args {
   UnionPlanArgs plan;                   // the union plan, positions, N, G, H (80 B)
 };
 static_assert(sizeof(Args) == 128 && offsetof(Args, plan) == 48,
-              "the packed host buffer (ARG_FORMAT in pageweaver_edu/union8_fp8_launch.py)");
+              "the packed host buffer (Fp8UnionAttention in pageweaver_edu/gpu/union8_fp8.py)");
 
 // ---------------------------------------------------------------- PTX helpers
 // The slot protocol (smem_addr, cluster_rank, cluster_sync, events ① / ②: mbar_*,
@@ -309,7 +311,7 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
   const bool producer = (cta == 0) && (threadIdx.x == 0);
   const size_t tile_stride = kTileBytes;
   int issued = 0;
-  auto pump = [&](int need) {  // issue every page that may go; block only for page `need`
+  auto pump = [&](int need) {  // start every page that may go; block only for page `need`
     while (issued < count) {
       const int m = issued, s = m % kNumSlots;
       if (m >= kNumSlots) {
@@ -403,7 +405,7 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
     }
     __syncwarp();  // wgmma is .aligned: the warp converges after the per-thread waits
 
-    if (cta_work) {  // CTA-uniform: the whole warpgroup issues the wgmma
+    if (cta_work) {  // CTA-uniform: the whole warpgroup executes the wgmma
       const uint32_t k_tile = slots + s * kSlotBytes;
       float d[64];
       wgmma_tile(d, qa, k_tile);  // S = Q8 K8^T (FP32)

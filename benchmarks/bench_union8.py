@@ -1,4 +1,6 @@
-"""Union8 / Union4 attention on the H200: check, then time against the baselines (§6, §8).
+"""Union8 / Union4 attention on the H200: check, then time against the baselines.
+
+Definitions: docs/definitions.md#union8-execution and docs/definitions.md#cost-accounting.
 
 Per preset (default ``cap64k``, ``cap16k-high-overlap``, ``interleaved-64k``) and KV-head count
 (each head its own Top-K: seeds 0..H-1 of the preset), on random BF16 Q/K/V:
@@ -8,7 +10,7 @@ Per preset (default ``cap64k``, ``cap16k-high-overlap``, ``interleaved-64k``) an
    Union4) — the outputs are poisoned with NaN before each run;
 2. times (CUDA events, L2 flushed and the stream kept busy ahead of every repetition:
    :func:`pageweaver_edu.gpu.timing.bench_gpu`; median of ``--reps``):
-   complete calls (§8) — ``union8_original`` (T0: union preparation of the identity π +
+   complete calls (docs/definitions.md#cost-accounting) — ``union8_original`` (T0: union preparation of the identity π +
    attention), ``union8_fixed_wW`` (T_fixed: preparation of precomputed ids + attention),
    ``union8_online_wW`` (T_online: GPU regroup + preparation + attention), ``union8_random_ids``,
    ``union4_original``; ``*_attn`` rows are the attention kernel alone; baselines
@@ -131,7 +133,7 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
     # ---- baselines (checked against Union8, then timed)
     common.time_baselines(x, name, heads, args, add, check, t, against=base)
 
-    # ---- accounting (§8) and targets
+    # ---- accounting (docs/definitions.md#cost-accounting) and targets
     acct = {}
     for w in ONLINE:
         acct[f"w{w}"] = {"S_exec_us": round(t["T0"] - t[f"fixed{w}"], 2),

@@ -117,7 +117,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     # ---- baselines (timed only)
     common.time_baselines(x, name, heads, args, add, check, t)
 
-    # ---- accounting (§8) and targets
+    # ---- accounting (docs/definitions.md#cost-accounting) and targets
     acct = {"w128": {"S_exec_us": round(t["T0"] - t["fixed"], 2),
                      "C_online_us": round(t["online"] - t["fixed"], 2),
                      "S_net_us": round(t["T0"] - t["online"], 2)}}

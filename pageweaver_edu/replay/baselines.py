@@ -1,7 +1,7 @@
 """Baselines for the Union8 kernel on the same inputs (torch only; GPU benchmark and tests).
 
 * :func:`gather_reference` — per query, gather its selected K/V pages and run BF16
-  ``scaled_dot_product_attention`` with the token mask of §2, chunked over queries so the
+  ``scaled_dot_product_attention`` with the token mask of docs/definitions.md#supports, chunked over queries so the
   gathered copies fit in memory.
 * :class:`FlexPageAttention` — ``torch.compile``'d FlexAttention over the whole paged context
   with a page-membership ``mask_mod`` and a :class:`BlockMask`; the block-mask build and the

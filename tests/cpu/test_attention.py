@@ -1,4 +1,4 @@
-"""The float64 reference attention against a brute-force dense masked softmax (§2)."""
+"""The float64 reference attention against a brute-force dense masked softmax (docs/definitions.md#supports)."""
 
 import numpy as np
 import pytest

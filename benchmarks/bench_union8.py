@@ -10,8 +10,9 @@ Per preset (default ``cap64k``, ``cap16k-high-overlap``, ``interleaved-64k``) an
    Union4) — the outputs are poisoned with NaN before each run;
 2. times (CUDA events, L2 flushed and the stream kept busy ahead of every repetition:
    :func:`pageweaver_edu.gpu.timing.bench_gpu`; median of ``--reps``):
-   complete calls (docs/definitions.md#cost-accounting) — ``union8_original`` (T0: union preparation of the identity π +
-   attention), ``union8_fixed_wW`` (T_fixed: preparation of precomputed ids + attention),
+   complete calls (docs/definitions.md#cost-accounting) — ``union8_original`` (T0: union
+   preparation of the identity π + attention), ``union8_fixed_wW`` (T_fixed: preparation of
+   precomputed ids + attention),
    ``union8_online_wW`` (T_online: GPU regroup + preparation + attention), ``union8_random_ids``,
    ``union4_original``; ``*_attn`` rows are the attention kernel alone; baselines
    ``gather_reference`` (torch BF16 gather + SDPA, chunked) and ``flex_attention``

@@ -48,7 +48,8 @@ def tables() -> str:
         except FileNotFoundError:
             continue
     stamps = "; ".join(sorted({_stamp(r) for r in recs.values()}))
-    acct = ["", f"Union8 complete calls, µs (cost accounting of docs/definitions.md; {stamps}):", "",
+    acct = ["", f"Union8 complete calls, µs (docs/definitions.md#cost-accounting; {stamps}):",
+            "",
             "| preset | KV heads | T0 | T_fixed W128 | T_online W128 | S_exec | C_online "
             "| S_net W128 | S_net W64 | regroup W128 alone |", "|---|" + "--:|" * 9]
     base = ["", "Baselines on the same inputs, µs, and throughput on the C4 work:", "",

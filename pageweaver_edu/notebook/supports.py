@@ -1,4 +1,4 @@
-"""Figures and widgets of chapters 01–02 (00's map and data flow: :mod:`.viz_overview`).
+"""Figures and widgets of chapters 01–02 (00's map and data flow: :mod:`.overview`).
 Every widget is a ``go.FigureWidget`` redrawn by a plain ``update_*`` function inside
 ``fig.batch_update()``, so notebook callbacks, tests and a latency benchmark run the same
 vectorized code without a browser. Definitions follow arXiv:2610.11201 (eq. 1–4).

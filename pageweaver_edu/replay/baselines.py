@@ -1,8 +1,8 @@
 """Baselines for the Union8 kernel on the same inputs (torch only; GPU benchmark and tests).
 
 * :func:`gather_reference` — per query, gather its selected K/V pages and run BF16
-  ``scaled_dot_product_attention`` with the token mask of docs/definitions.md#supports, chunked over queries so the
-  gathered copies fit in memory.
+  ``scaled_dot_product_attention`` with the token mask of docs/definitions.md#supports,
+  chunked over queries so the gathered copies fit in memory.
 * :class:`FlexPageAttention` — ``torch.compile``'d FlexAttention over the whole paged context
   with a page-membership ``mask_mod`` and a :class:`BlockMask`; the block-mask build and the
   compile are timed separately from the calls.

@@ -1,9 +1,9 @@
 """The FP8 error budget with knobs: chapter 12's stage-by-stage view of the FP8 Union8 path.
 
 :func:`pageweaver_edu.replay.fp8.error_budget` splits the kernel's error (arXiv:2610.11201
-§4.2; docs/definitions.md#fp8-arithmetic) into stages for fixed kernel constants. This module runs the same
-emulation (:func:`~pageweaver_edu.replay.fp8.fp8_union_attention`) on ONE KV head with the
-knobs the kernel fixes, so a widget can ask "what if":
+§4.2; docs/definitions.md#fp8-arithmetic) into stages for fixed kernel constants. This module
+runs the same emulation (:func:`~pageweaver_edu.replay.fp8.fp8_union_attention`) on ONE KV
+head with the knobs the kernel fixes, so a widget can ask "what if":
 
 * ``p_shift`` — the probabilities are scaled by ``2**p_shift`` before E4M3 (the kernel: 8);
 * ``q_rowscale`` — Q quantized with one scale per (query, head) row (the kernel) or not at all;

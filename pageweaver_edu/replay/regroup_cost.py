@@ -45,7 +45,7 @@ class RegroupCost:
 
 
 def regroup_cost(queries: int, window: int, capacity: int = 512) -> RegroupCost:
-    """Cost model of arXiv:2610.11201 §4.1: O(N·W·⌈B/32⌉) word operations, a chain of W rounds per window.
+    """Cost model of arXiv:2610.11201 §4.1: O(N·W·⌈B/32⌉) word operations, W rounds per window.
 
     Examples
     --------

@@ -1,4 +1,7 @@
-"""The float64 reference attention against a brute-force dense masked softmax (docs/definitions.md#supports)."""
+"""The float64 reference attention against a brute-force dense masked softmax.
+
+Definitions: docs/definitions.md#supports.
+"""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""CPU checks of the FP8 kernel's data layouts (kernels/union8_fp8.cu, union8_fp8_launch.py).
+"""CPU checks of the FP8 kernel's data layouts (kernels/union8_fp8.cu, gpu/fp8_tiles.py).
 
 A model of what the hardware reads, written independently of the packing code:
 * shared memory with the 128-byte swizzle: logical byte offset x of a 1 KiB-aligned tile is

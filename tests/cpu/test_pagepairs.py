@@ -1,4 +1,7 @@
-"""Direct KV-page pairs (docs/definitions.md#page-pairs): exact attention, exact edge coverage, accounting."""
+"""Direct KV-page pairs: exact attention, exact edge coverage, accounting.
+
+Definitions: docs/definitions.md#page-pairs.
+"""
 
 import json
 from collections import Counter

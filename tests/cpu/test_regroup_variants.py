@@ -1,4 +1,7 @@
-"""Exhaustive, C4-aware, subgroup-first and static-seed regrouping (docs/definitions.md#open-questions)."""
+"""Exhaustive, C4-aware, subgroup-first and static-seed regrouping.
+
+Definitions: docs/definitions.md#open-questions.
+"""
 
 from itertools import permutations
 

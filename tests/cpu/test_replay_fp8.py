@@ -1,4 +1,4 @@
-"""CPU emulation of the FP8 Union8 arithmetic (pageweaver_edu/fp8_emulation.py).
+"""CPU emulation of the FP8 Union8 arithmetic (pageweaver_edu/replay/fp8.py).
 
 NRMS is measured against the float64 reference on the dequantized FP8 cache (the values the
 kernel receives); the cache quantization itself is reported separately by error_budget.

@@ -1,4 +1,4 @@
-"""The FP8 error budget with knobs (pageweaver_edu/fp8_budget.py, chapter 12)."""
+"""The FP8 error budget with knobs (pageweaver_edu/replay/fp8_budget.py, chapter 12)."""
 
 from __future__ import annotations
 

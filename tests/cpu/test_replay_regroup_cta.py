@@ -1,4 +1,7 @@
-"""The thread-by-thread CTA simulation gives the reference π (docs/definitions.md#regroup-on-a-gpu)."""
+"""The thread-by-thread CTA simulation gives the reference π.
+
+Definitions: docs/definitions.md#regroup-on-a-gpu.
+"""
 
 import numpy as np
 import pytest

@@ -16,7 +16,20 @@ _CHUNK_ELEMENTS = 1 << 24  # gathered K elements per block of queries (128 MiB o
 
 
 def as_float_array(x, name: str, ndim: int) -> np.ndarray:
-    """``x`` as a finite float64 array of ``ndim`` dimensions (torch tensors included)."""
+    """``x`` as a finite float64 array of ``ndim`` dimensions (torch tensors included).
+
+    Parameters
+    ----------
+    x : array_like of float or torch.Tensor
+    name : str
+        The argument's name, for the error message.
+    ndim : int
+        Required number of dimensions.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape ``x.shape``
+    """
     if hasattr(x, "is_floating_point") and x.is_floating_point():
         x = x.double()  # NumPy has no bfloat16; float64 keeps every input value exact
     arr = to_numpy(x, name)
@@ -31,7 +44,22 @@ def as_float_array(x, name: str, ndim: int) -> np.ndarray:
 
 
 def pool_pages(rows, request_offsets, page_table, num_pages) -> np.ndarray:
-    """Map logical page ids to rows of the K/V pool (-1 stays padding)."""
+    """Map logical page ids to rows of the K/V pool (-1 stays padding).
+
+    Parameters
+    ----------
+    rows : numpy.ndarray of int64, shape [N, K]
+        Canonical rows (:func:`~pageweaver_edu.core.supports.canonical_rows`), -1 = padding.
+    request_offsets : numpy.ndarray of int64, shape [R + 1]
+    page_table : array_like of int, shape [R, max_pages], or None
+        Pool row of every request's logical page; None when ids already are pool rows.
+    num_pages : int
+        Pages in the K/V pool; every mapped id must be below it.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape [N, K]
+    """
     if page_table is None:
         phys = rows
     else:

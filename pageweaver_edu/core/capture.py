@@ -49,7 +49,17 @@ class Capture:
     def from_arrays(
         cls, topk, request_offsets=None, lengths=None, causal_pos=None, page_size=128
     ) -> Capture:
-        """Validate raw arrays into a :class:`Capture`."""
+        """Validate raw arrays into a :class:`Capture`.
+
+        Parameters
+        ----------
+        topk : array_like of int, shape [N, K]
+        request_offsets : array_like of int, shape [R + 1], optional
+            One request holding every row when None.
+        lengths, causal_pos : array_like of int, shape [N], optional
+        page_size : int
+            P, tokens per page.
+        """
         arr = as_topk(topk)
         n = arr.shape[0]
         return cls(
@@ -80,7 +90,19 @@ class Capture:
 
 
 def save_capture(capture: Capture, path) -> Path:
-    """Write a capture as ``.npz`` (every field that is set)."""
+    """Write a capture as ``.npz`` (every field that is set).
+
+    Parameters
+    ----------
+    capture : Capture
+    path : str or os.PathLike
+        Destination file; overwritten.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
     path = Path(path)
     fields = {"topk": capture.topk, "request_offsets": capture.request_offsets}
     fields["page_size"] = np.int64(capture.page_size)

@@ -119,6 +119,14 @@ def as_request_offsets(offsets, n: int) -> np.ndarray:
 def as_positions(values, n: int, name: str) -> np.ndarray | None:
     """Validate an optional per-query integer vector (``lengths`` or ``causal_pos``).
 
+    Parameters
+    ----------
+    values : array_like of int, shape [N], or None
+    n : int
+        N, the number of queries.
+    name : str
+        The argument's name, for the error message.
+
     Returns
     -------
     numpy.ndarray of int64, shape [N], or None when ``values`` is None.
@@ -136,7 +144,15 @@ def as_positions(values, n: int, name: str) -> np.ndarray | None:
 
 
 def positive_int(value, name: str) -> int:
-    """Return ``value`` as a positive Python int or raise."""
+    """Return ``value`` as a positive Python int or raise :class:`PageWeaverInputError`.
+
+    Parameters
+    ----------
+    value : int or numpy.integer
+        ``bool`` is refused.
+    name : str
+        The argument's name, for the error message.
+    """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise PageWeaverInputError(f"{name} must be a positive integer, got {value!r}")
     if value <= 0:

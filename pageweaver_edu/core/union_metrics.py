@@ -119,6 +119,20 @@ class UnionStats:
 def union_stats(topk, perm=None, request_offsets=None, group: int = 8) -> UnionStats:
     """Union visits, C4 and ρ_Q of ``topk`` executed in the order π.
 
+    Parameters
+    ----------
+    topk : array_like of int, shape [N, K]
+    perm : array_like of int, shape [N], optional
+        π; the identity when None.
+    request_offsets : array_like of int, shape [R + 1], optional
+        Groups never cross a request.
+    group : int
+        g.
+
+    Returns
+    -------
+    UnionStats
+
     Examples
     --------
     >>> s = union_stats([[1, 4, 7], [1, 4, 9]], group=2)
@@ -157,6 +171,12 @@ def group_union(topk, members) -> np.ndarray:
 def membership_mask(topk, members) -> tuple[np.ndarray, np.ndarray]:
     """The mask ``M_{i,p} = 1[p ∈ S_i]`` of a group over its union.
 
+    Parameters
+    ----------
+    topk : array_like of int, shape [N, K]
+    members : sequence of int
+        Original query ids of the group, in slot order.
+
     Returns
     -------
     union : numpy.ndarray of int64, shape [|U_G|]
@@ -174,6 +194,19 @@ def useful_fraction(topk, members, heads: int = 16) -> float:
     Every member contributes ``heads`` rows for every page of U_G, but only the rows of
     members that select the page are unmasked: the fraction is
     ``Σ_i |S_i| / (len(members) · |U_G|)`` (the head count cancels; it is kept for clarity).
+
+    Parameters
+    ----------
+    topk : array_like of int, shape [N, K]
+    members : sequence of int
+        Original query ids of the group.
+    heads : int
+        Q heads per query (tensor-core rows per member).
+
+    Returns
+    -------
+    float
+        In [0, 1]; NaN for an empty union.
     """
     _, mask = membership_mask(topk, members)
     if mask.size == 0:
@@ -183,6 +216,15 @@ def useful_fraction(topk, members, heads: int = 16) -> float:
 
 def cta_balance(topk, perm=None, request_offsets=None, group: int = 8) -> dict:
     """Union visits, C4 and the balance of the two CTA halves of every group.
+
+    Parameters
+    ----------
+    topk : array_like of int, shape [N, K]
+    perm : array_like of int, shape [N], optional
+        π; the identity when None.
+    request_offsets : array_like of int, shape [R + 1], optional
+    group : int
+        g; slots ``< 4`` are CTA0's half, the rest CTA1's.
 
     Returns
     -------

@@ -63,7 +63,18 @@ def pack_tiles(kv: Fp8KV):
 
 
 def unpack_tiles(k_tiles, vt_tiles):
-    """Inverse of :func:`pack_tiles`: logical ``(k8, v8)`` float8 ``[pages, H, 128, 128]``."""
+    """Inverse of :func:`pack_tiles`.
+
+    Parameters
+    ----------
+    k_tiles, vt_tiles : torch.Tensor of uint8, shape [pages, H, 16384]
+        The K tiles and V^T tiles as :func:`pack_tiles` writes them.
+
+    Returns
+    -------
+    k8, v8 : torch.Tensor of float8_e4m3fn, shape [pages, H, 128, 128]
+        Logical K and V, token-major.
+    """
     import torch
 
     pages, heads = k_tiles.shape[:2]
@@ -116,6 +127,16 @@ def fp8_cache_from_kv(kv: Fp8KV) -> Fp8Cache:
 
 
 def fp8_cache_from_bf16(k, v) -> Fp8Cache:
-    """Quantize K/V ``[pages, H, 128, 128]`` (or ``[pages, 128, 128]``) with per-head scales
-    (:func:`pageweaver_edu.replay.fp8.quantize_kv`) and pack them for the kernel."""
+    """Quantize K/V with per-head scales and pack them for the kernel.
+
+    Parameters
+    ----------
+    k, v : torch.Tensor of float (bfloat16 as a rule), shape [pages, H, 128, 128] or
+        [pages, 128, 128]
+        Quantized by :func:`pageweaver_edu.replay.fp8.quantize_kv`, on their own device.
+
+    Returns
+    -------
+    Fp8Cache
+    """
     return fp8_cache_from_kv(quantize_kv(k, v))

@@ -107,10 +107,27 @@ def get_kernel(filename: str, name: str, arg_format: str, *, arch: str | None = 
                max_dynamic_shared: int = 0):
     """A prepared kernel ``name`` from ``kernels/<filename>`` (cached).
 
-    ``arg_format`` is PyCUDA's prepared-call format: ``P`` pointer (pass
-    ``tensor.data_ptr()``), ``i`` int32, ``q`` int64, ``f`` float32. ``arch``, ``code`` and
-    ``options`` go to :func:`load_module`. ``max_dynamic_shared`` > 0 sets the function's
-    ``MAX_DYNAMIC_SHARED_SIZE_BYTES`` (needed before a launch with more than 48 KiB).
+    Parameters
+    ----------
+    filename : str
+        Source file in ``kernels/``.
+    name : str
+        Its ``extern "C"`` entry point.
+    arg_format : str
+        PyCUDA's prepared-call format: ``P`` pointer (pass ``tensor.data_ptr()``), ``i``
+        int32, ``q`` int64, ``f`` float32.
+    arch, code : str, optional
+        nvcc ``-arch`` / ``-code``; the device's own ``sm_XY`` when None.
+    options : tuple of str
+        Further nvcc options (``-D...``); part of the cache key, as arch and code are.
+    max_dynamic_shared : int
+        > 0 sets the function's ``MAX_DYNAMIC_SHARED_SIZE_BYTES`` (needed before a launch
+        with more than 48 KiB).
+
+    Returns
+    -------
+    pycuda.driver.Function
+        Prepared with ``arg_format``.
     """
     options = tuple(options)
     key = (filename, name, arch, code, options, max_dynamic_shared)
@@ -140,8 +157,18 @@ def launch(func, grid: tuple[int, ...], block: tuple[int, int, int], *args,
            shared_size: int = 0) -> None:
     """Launch a prepared kernel on the default stream and check the launch.
 
-    ``shared_size`` is the dynamic shared memory per block in bytes. A grid with a zero
-    dimension launches nothing.
+    Parameters
+    ----------
+    func : pycuda.driver.Function
+        From :func:`get_kernel`.
+    grid : tuple of int
+        Blocks per dimension; a zero dimension launches nothing.
+    block : tuple of int
+        Threads per block (x, y, z).
+    *args
+        The kernel's arguments, in ``func``'s prepared format.
+    shared_size : int
+        Dynamic shared memory per block in bytes.
     """
     import pycuda.driver as drv
 

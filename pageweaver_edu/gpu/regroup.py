@@ -36,8 +36,24 @@ PAIRS_MAX_K = 16
 
 
 def pick_variant(window: int, variant: str | None = None, k: int = 16) -> str:
-    """Kernel variant for a window of W queries and K ids per row (``variant`` overrides).
+    """Kernel variant for a window of W queries and K ids per row.
 
+    Parameters
+    ----------
+    window : int
+        W.
+    variant : str, optional
+        A key of :data:`VARIANTS`; checked against W and K. None picks the default.
+    k : int
+        K, ids per Top-K row.
+
+    Returns
+    -------
+    str
+        A key of :data:`VARIANTS`.
+
+    Notes
+    -----
     The default is the smallest "pairs" kernel that holds W when K <= 16 (the fastest on the
     H200, benchmarks/results/gpu_regroup_h200.json), else the smallest "bits" kernel.
     """
@@ -135,7 +151,19 @@ class RegroupLaunch:
 
 
 def uniform_windows(wins: np.ndarray, chunks: np.ndarray, n: int, window: int) -> bool:
-    """Whether window m is rows ``[m·W, min((m+1)·W, N))`` of one chunk holding every row."""
+    """Whether window m is rows ``[m·W, min((m+1)·W, N))`` of one chunk holding every row.
+
+    Parameters
+    ----------
+    wins : numpy.ndarray of int32, shape [M, 4]
+        ``(first row, rows, chunk index, 0)`` per window (:func:`~.tables.regroup_tables`).
+    chunks : numpy.ndarray of int32, shape [C, 4]
+        ``(first row, rows, number of windows, 0)`` per chunk.
+    n : int
+        N.
+    window : int
+        W.
+    """
     if len(chunks) != 1 or tuple(chunks[0, :3]) != (0, n, len(wins)):
         return False
     first = np.arange(len(wins)) * window
@@ -148,8 +176,21 @@ _launches: OrderedDict = OrderedDict()
 
 def regroup_launch(n, heads, k, grouping: Grouping, request_offsets=None, page_size=128,
                    variant=None) -> RegroupLaunch:
-    """The cached :class:`RegroupLaunch` of these shapes, grouping and boundaries (its tables
-    are uploaded once)."""
+    """The cached :class:`RegroupLaunch` of these shapes, grouping and boundaries.
+
+    Its tables are uploaded once; the 64 most recently used launches are kept.
+
+    Parameters
+    ----------
+    n, heads, k : int
+        N rows per KV head, H KV heads, K ids per row.
+    grouping : Grouping
+    request_offsets : array_like of int, shape [R + 1], optional
+    page_size : int
+        P.
+    variant : str, optional
+        See :func:`pick_variant`.
+    """
     offsets = as_request_offsets(request_offsets, n)
     key = (n, heads, k, grouping, offsets.tobytes(), page_size, variant)
     prepared = _launches.get(key)

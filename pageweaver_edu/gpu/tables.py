@@ -60,6 +60,15 @@ def regroup_tables(n: int, grouping: Grouping,
 def union_group_table(n: int, heads: int, request_offsets=None, group: int = 8) -> np.ndarray:
     """Group table of ``heads`` KV heads of N rows each, for the union kernels.
 
+    Parameters
+    ----------
+    n, heads : int
+        N rows per KV head, H KV heads.
+    request_offsets : array_like of int, shape [R + 1], optional
+        Groups never cross a request.
+    group : int
+        g, at most 8 (one membership byte per page).
+
     Returns
     -------
     numpy.ndarray of int32, shape [heads * G, 4]

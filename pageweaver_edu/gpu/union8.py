@@ -35,6 +35,8 @@ class Bf16UnionAttention(UnionAttention):
         return slots * 2 * (STAGE // 8) * BLOCK_STRIDE + 16 * slots
 
     def bind(self, kv) -> tuple[int, int]:
+        """``kv = (k, v)``: contiguous bfloat16 CUDA tensors [pages, H, 128, 128] (or
+        [pages, 128, 128] for one KV head)."""
         import torch
 
         k, v = kv
@@ -50,4 +52,5 @@ class Bf16UnionAttention(UnionAttention):
         return int(k.shape[1]), int(k.shape[0])
 
     def operands(self) -> tuple[int, ...]:
+        """q, k, v, o."""
         return (self.q.data_ptr(), self.k.data_ptr(), self.v.data_ptr(), self.out.data_ptr())

@@ -30,6 +30,7 @@ class Fp8UnionAttention(UnionAttention):
         return 1024 + slots * 2 * TILE_BYTES + 16 * slots
 
     def bind(self, kv: Fp8Cache) -> tuple[int, int]:
+        """``kv``: an :class:`~.fp8_tiles.Fp8Cache` whose tiles are on the GPU."""
         import torch
 
         for name, x in (("k_tiles", kv.k_tiles), ("vt_tiles", kv.vt_tiles)):
@@ -42,6 +43,7 @@ class Fp8UnionAttention(UnionAttention):
         return kv.heads, kv.pages
 
     def operands(self) -> tuple[int, ...]:
+        """q, K tiles, V^T tiles, o, K scales, V scales."""
         c = self.cache
         return (self.q.data_ptr(), c.k_tiles.data_ptr(), c.vt_tiles.data_ptr(),
                 self.out.data_ptr(), c.k_scale.data_ptr(), c.v_scale.data_ptr())

@@ -87,8 +87,21 @@ class UnionAttention:
 
     @classmethod
     def kernel(cls, group: int, slots: int = 2):
-        """(prepared function, dynamic shared memory bytes) of the entry for g (cached by
-        :func:`pageweaver_edu.gpu.loader.get_kernel`)."""
+        """The compiled entry point for g (cached by :func:`~.loader.get_kernel`).
+
+        Parameters
+        ----------
+        group : int
+            g; a key of :attr:`entries`.
+        slots : int
+            KV slots per CTA (``-DPW_UNION_SLOTS``).
+
+        Returns
+        -------
+        func : pycuda.driver.Function
+        smem : int
+            Dynamic shared memory per CTA in bytes.
+        """
         if group not in cls.entries:
             raise PageWeaverInputError(
                 f"{cls.__name__} has no kernel for g = {group}; it runs g in {sorted(cls.entries)}")

@@ -104,7 +104,16 @@ _launches: OrderedDict = OrderedDict()
 
 
 def union_prep_launch(n, heads, k, request_offsets=None, group=8) -> UnionPrepLaunch:
-    """The cached :class:`UnionPrepLaunch` of these shapes, boundaries and g."""
+    """The cached :class:`UnionPrepLaunch` of these shapes, boundaries and g.
+
+    Parameters
+    ----------
+    n, heads, k : int
+        N rows per KV head, H KV heads, K ids per row.
+    request_offsets : array_like of int, shape [R + 1], optional
+    group : int
+        g.
+    """
     offsets = as_request_offsets(request_offsets, n)
     key = (n, heads, k, offsets.tobytes(), group)
     prepared = _launches.get(key)

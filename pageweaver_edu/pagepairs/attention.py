@@ -17,10 +17,26 @@ _CHUNK_ELEMENTS = 1 << 23
 
 
 def physical_pages(plan: PagePairPlan, offsets, page_table, num_pages: int) -> np.ndarray:
-    """K/V pool rows of every work item's pages, [Wn, 2] (-1 stays -1)."""
+    """K/V pool rows of every work item's pages.
+
+    Parameters
+    ----------
+    plan : PagePairPlan
+    offsets : array_like of int, shape [R + 1]
+        Request offsets of the plan's queries.
+    page_table : array_like of int, shape [R, max_pages], or None
+        As :func:`pageweaver_edu.core.attention.pool_pages`.
+    num_pages : int
+        Pages in the K/V pool.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape [Wn, 2]
+        -1 where a work item has no second page.
+    """
     per_request = np.bincount(plan.pages[:, 0], minlength=len(offsets) - 1)
     pool = pool_pages(plan.pages[:, 1:2], np.r_[0, np.cumsum(per_request)], page_table,
-                           num_pages)[:, 0]
+                      num_pages)[:, 0]
     return np.where(plan.work_index >= 0, pool[np.maximum(plan.work_index, 0)], -1)
 
 
@@ -29,6 +45,14 @@ def pair_partials(
     page_table=None, scale: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Normalized partial output and log-sum-exp of every work item, in float64.
+
+    Parameters
+    ----------
+    q, k, v, lengths, causal_pos, request_offsets, page_table, scale
+        As :func:`pageweaver_edu.core.attention.reference_attention`: q [N, H, D], k and v
+        [num_pages, P, D].
+    plan : PagePairPlan
+        The work items of the same Top-K (:func:`~.work.plan_page_pairs`).
 
     Returns
     -------
@@ -80,9 +104,24 @@ def pair_partials(
 
 
 def combine(partial, lse, work_query, num_queries: int) -> np.ndarray:
-    """Finish every query from its partials ``[Wn, H, D]`` and log-sum-exps ``[Wn, H]``:
+    """Finish every query from its partials:
     ``o_i = Σ_w e^{lse_w − LSE_i} partial_w`` with ``LSE_i = log Σ_w e^{lse_w}`` over the items
-    of query i; ``[N, H, D]`` float64, zero for queries without a visible token."""
+    of query i.
+
+    Parameters
+    ----------
+    partial : numpy.ndarray of float64, shape [Wn, H, D]
+    lse : numpy.ndarray of float64, shape [Wn, H]
+    work_query : numpy.ndarray of int64, shape [Wn]
+        The query of every work item.
+    num_queries : int
+        N.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape [N, H, D]
+        Zero for queries without a visible token.
+    """
     heads = lse.shape[1] if lse.ndim == 2 else 0
     peak = np.full((num_queries, heads), -np.inf)
     np.maximum.at(peak, work_query, lse)
@@ -99,8 +138,12 @@ def page_pair_attention(
     q, k, v, topk, lengths=None, causal_pos=None, request_offsets=None, page_table=None,
     scale: float | None = None,
 ) -> np.ndarray:
-    """Sparse attention through page pairs: plan, partials, combine (same contract as
-    :func:`pageweaver_edu.core.attention.reference_attention`)."""
+    """Sparse attention through page pairs: plan, partials, combine.
+
+    Parameters and result as :func:`pageweaver_edu.core.attention.reference_attention`
+    (q [N, H, D], k and v [num_pages, P, D], topk [N, K]; returns float64 [N, H, D]), and the
+    same values up to rounding.
+    """
     plan = plan_page_pairs(topk, request_offsets)
     partial, lse = pair_partials(
         q, k, v, plan, lengths, causal_pos, request_offsets, page_table, scale

@@ -33,10 +33,21 @@ def pair_partials_torch(
     page_table=None,
     scale: float | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Partials ``[Wn, H, D]`` and log-sum-exps ``[Wn, H]`` of every work item.
+    """Partials and log-sum-exps of every work item, with torch on ``q``'s device.
 
-    ``q`` is ``[N, H, D]``, ``k`` and ``v`` are ``[num_pages, P, D]``; the outputs live on
-    ``q``'s device in ``q``'s dtype (statistics are kept in float32 at least).
+    Parameters
+    ----------
+    q : torch.Tensor of float, shape [N, H, D]
+    k, v : torch.Tensor of float, shape [num_pages, P, D]
+        On ``q``'s device.
+    plan : PagePairPlan
+    lengths, causal_pos, request_offsets, page_table, scale
+        As :func:`pageweaver_edu.core.attention.reference_attention`.
+
+    Returns
+    -------
+    partial : torch.Tensor of q.dtype, shape [Wn, H, D]
+    lse : torch.Tensor of float32 (or wider, with q), shape [Wn, H]
     """
     dev, n, heads, dim = q.device, *q.shape
     page_size = k.shape[1]
@@ -79,7 +90,21 @@ def pair_partials_torch(
 def combine_torch(
     partial: torch.Tensor, lse: torch.Tensor, work_query, num_queries: int
 ) -> torch.Tensor:
-    """``o_i = Σ_w e^{lse_w − LSE_i} partial_w`` per query (zero without visible tokens)."""
+    """``o_i = Σ_w e^{lse_w − LSE_i} partial_w`` per query, as :func:`~.attention.combine`.
+
+    Parameters
+    ----------
+    partial : torch.Tensor, shape [Wn, H, D]
+    lse : torch.Tensor, shape [Wn, H]
+    work_query : array_like of int, shape [Wn]
+    num_queries : int
+        N.
+
+    Returns
+    -------
+    torch.Tensor of partial.dtype, shape [N, H, D]
+        Zero for queries without a visible token.
+    """
     dev, heads, dim = partial.device, partial.shape[1], partial.shape[2]
     wq = _tensor(work_query, dev).long()
     peak = torch.full((num_queries, heads), -float("inf"), device=dev, dtype=lse.dtype)
@@ -99,7 +124,12 @@ def page_pair_attention_torch(
     q, k, v, topk, lengths=None, causal_pos=None, request_offsets=None, page_table=None,
     scale=None, plan: PagePairPlan | None = None,
 ) -> torch.Tensor:
-    """Plan on the host (or reuse ``plan``), then partials and combine on ``q``'s device."""
+    """Plan on the host (or reuse ``plan``), then partials and combine on ``q``'s device.
+
+    Parameters as :func:`pageweaver_edu.core.attention.reference_attention` with torch
+    tensors; ``plan`` is a :class:`PagePairPlan` of ``topk`` already built. Returns
+    ``[N, H, D]`` in ``q``'s dtype.
+    """
     plan = plan_page_pairs(topk, request_offsets) if plan is None else plan
     partial, lse = pair_partials_torch(
         q, k, v, plan, lengths, causal_pos, request_offsets, page_table, scale
@@ -114,7 +144,24 @@ def time_page_pairs(
     """Median wall time of the torch page-pair path (partials + combine) on random Q/K/V.
 
     The plan is built once on the host and excluded; every repeat runs partials and the
-    combine on ``device`` and synchronizes. Returns ``{"median_ms", "work_items", ...}``.
+    combine on ``device`` and synchronizes.
+
+    Parameters
+    ----------
+    topk : array_like of int, shape [N, K]
+    device : str
+        Where Q/K/V live and the arithmetic runs.
+    heads, dim, page_size : int
+        H, D and P of the random Q/K/V.
+    dtype : torch.dtype
+    repeats : int
+        Timed runs after one warm-up run.
+    seed : int
+
+    Returns
+    -------
+    dict
+        ``median_ms``, ``work_items``, ``device``, ``dtype``.
     """
     import time
 

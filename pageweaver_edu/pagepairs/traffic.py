@@ -6,7 +6,22 @@ from __future__ import annotations
 def partial_bytes(
     partials: int, heads: int = 16, dim: int = 128, out_bytes: int = 4, lse_bytes: int = 4
 ) -> int:
-    """Workspace of ``partials`` partial outputs: ``H·D`` values plus ``H`` log-sum-exps each."""
+    """Workspace of ``partials`` partial outputs: ``H·D`` values plus ``H`` log-sum-exps each.
+
+    Parameters
+    ----------
+    partials : int
+        Work items.
+    heads, dim : int
+        H and D.
+    out_bytes, lse_bytes : int
+        Bytes per partial value and per log-sum-exp.
+
+    Returns
+    -------
+    int
+        Bytes.
+    """
     return int(partials) * (heads * dim * out_bytes + heads * lse_bytes)
 
 
@@ -18,6 +33,28 @@ def traffic_model(n: int, union_visits: int, stats: dict, heads: int = 16, dim: 
     reads Q and writes O once per query. Page pairs load every page once (a unit keeps its
     pages resident), read Q once per work item, write each partial + LSE and read it back in
     the combine, then write O.
+
+    Parameters
+    ----------
+    n : int
+        N queries.
+    union_visits : int
+        Σ|U_G| of the Union8 order.
+    stats : dict
+        ``pages`` (selected pages) and ``work_items`` of the page-pair plan.
+    heads, dim : int
+        H and D.
+    kv_page : int
+        Bytes of one page of K and V.
+    row_bytes : int
+        Bytes per Q / O value.
+    partial_out : int
+        Bytes per partial value.
+
+    Returns
+    -------
+    dict
+        ``union8`` and ``page_pairs``: bytes.
     """
     row = heads * dim * row_bytes
     part = partial_bytes(1, heads, dim, partial_out)

@@ -63,9 +63,22 @@ def record_header(rec: dict) -> str:
 
 def list_records(root: str, pattern: str = "*union8*") -> list[dict]:
     """Every ``benchmarks/results/<pattern>.json`` under ``root``, read by
-    :func:`recorded_results`, each with its ``path`` (relative to ``root``) added; an empty
-    list while nothing has been recorded. The pattern also matches archived files (e.g.
-    ``*_v1_rowcopies.json``): to show one result, name its stem."""
+    :func:`recorded_results`.
+
+    Parameters
+    ----------
+    root : str
+        The checkout.
+    pattern : str
+        Glob of the file stem. It also matches archived files (e.g. ``*_v1_rowcopies``): to
+        show one result, name its stem.
+
+    Returns
+    -------
+    list of dict
+        Each file's content with its ``path`` (relative to ``root``) added; empty while
+        nothing has been recorded.
+    """
     out = []
     for path in sorted(glob.glob(os.path.join(root, "benchmarks", "results", pattern + ".json"))):
         data = recorded_results(os.path.abspath(path))
@@ -75,8 +88,21 @@ def list_records(root: str, pattern: str = "*union8*") -> list[dict]:
 
 
 def latest_record(root: str, workload: str, pattern: str = "*union8*", kv_heads: int = 1):
-    """The newest file of :func:`list_records` (by its ``date``) for ``workload`` and
-    ``kv_heads``, or None."""
+    """The newest file of :func:`list_records` (by its ``date``) for a workload.
+
+    Parameters
+    ----------
+    root, pattern
+        As :func:`list_records`.
+    workload : str
+        The file's ``workload`` (a preset name).
+    kv_heads : int
+        The file's ``kv_heads`` (1 when absent).
+
+    Returns
+    -------
+    dict or None
+    """
     files = [f for f in list_records(root, pattern)
              if f.get("workload") == workload and f.get("kv_heads", 1) == kv_heads]
     return max(files, key=lambda f: str(f.get("date", ""))) if files else None

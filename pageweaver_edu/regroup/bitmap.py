@@ -77,6 +77,13 @@ def window_bitmaps(rows: np.ndarray, spans: np.ndarray) -> np.ndarray:
     as wide as the largest page id present needs, in uint64 lanes (two uint32 words each):
     the same popcounts as B bits, with fewer operations.
 
+    Parameters
+    ----------
+    rows : numpy.ndarray of int64, shape [N, K]
+        Canonical rows (sorted distinct ids, -1 padding).
+    spans : numpy.ndarray of int64, shape [S, 2]
+        ``[start, end)`` row ranges to encode.
+
     Returns
     -------
     numpy.ndarray of uint64, shape [N, lanes]
@@ -93,7 +100,24 @@ def window_bitmaps(rows: np.ndarray, spans: np.ndarray) -> np.ndarray:
 
 
 def fill_windows(perm: np.ndarray, bits: np.ndarray, todo: np.ndarray, group: int) -> np.ndarray:
-    """Write the greedy order of every ``[start, end)`` window of ``todo`` into ``perm``."""
+    """Write the greedy order of every ``[start, end)`` window of ``todo`` into ``perm``.
+
+    Parameters
+    ----------
+    perm : numpy.ndarray of int32, shape [N]
+        Updated in place (rows outside ``todo`` keep their entry).
+    bits : numpy.ndarray of uint64, shape [N, lanes]
+        :func:`window_bitmaps` over spans covering ``todo``.
+    todo : numpy.ndarray of int64, shape [M, 2]
+        ``[start, end)`` of the windows to regroup.
+    group : int
+        g.
+
+    Returns
+    -------
+    numpy.ndarray of int32, shape [N]
+        ``perm``.
+    """
     if len(todo) == 0:
         return perm
     starts, lens = todo[:, 0], todo[:, 1] - todo[:, 0]

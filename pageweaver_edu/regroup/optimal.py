@@ -21,7 +21,24 @@ from .variants import run_windows
 
 def partition_count(n: int, group: int) -> int:
     """Number of ways to split n queries into groups of g plus one short group of n mod g
-    (group order ignored): what :func:`optimal_regroup` searches per window."""
+    (group order ignored): what :func:`optimal_regroup` searches per window.
+
+    Parameters
+    ----------
+    n : int
+        Queries in the window.
+    group : int
+        g.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> partition_count(16, 8)
+    6435
+    """
     tail, full = n % group, n // group
     return comb(n, tail) * factorial(n - tail) // (factorial(group) ** full * factorial(full))
 
@@ -94,6 +111,13 @@ def optimal_regroup(
     Only for tiny windows: a window of n queries has :func:`partition_count` ``(n, g)``
     partitions (W16/g8: 6,435; W12/g4: 5,775; W8/g2: 105); more than ``max_partitions``
     raises. The search is a memoized recursion over the set of unassigned queries.
+
+    Parameters
+    ----------
+    topk, grouping, request_offsets, lengths, page_size
+        As :func:`pageweaver_edu.regroup.bitmap.greedy_regroup` (topk [N, K] of int).
+    max_partitions : int
+        Largest search per window allowed.
 
     Returns
     -------

@@ -110,7 +110,7 @@ def greedy_regroup_sets(topk, grouping: Grouping, *, request_offsets=None, lengt
     Examples
     --------
     >>> rows = [[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]]
-    >>> greedy_regroup_sets(rows, Grouping(window=3, group=3)).tolist()
+    >>> greedy_regroup_sets(rows, Grouping(window=6, group=3)).tolist()
     [0, 2, 3, 1, 4, 5]
     """
     table = window_table(topk, grouping, request_offsets=request_offsets, lengths=lengths,

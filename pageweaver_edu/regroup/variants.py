@@ -29,9 +29,20 @@ def _int_bitmaps(canonical: np.ndarray) -> list[int]:
 
 
 def run_windows(table: WindowTable, body) -> np.ndarray:
-    """π from ``body(bits, ids, g)`` per regrouped window of ``table`` (``ids``: the window's
-    original ids in order, ``bits``: every S_i as a Python int); identity under the capacity
-    fallback."""
+    """π from one rule applied to every regrouped window of ``table``.
+
+    Parameters
+    ----------
+    table : WindowTable
+    body : callable
+        ``body(bits, ids, g)`` returns the window's ids in execution order; ``ids`` are its
+        original ids in order, ``bits`` every S_i as a Python int.
+
+    Returns
+    -------
+    numpy.ndarray of int32, shape [N]
+        Identity in windows under the capacity fallback.
+    """
     bits = _int_bitmaps(table.canonical)
     return table.permutation(lambda _, start, end: body(bits, list(range(start, end)),
                                                          table.group))
@@ -81,6 +92,13 @@ def c4_greedy_regroup(
     counts the pages new to the CTA half that slot would belong to (its increment of C4).
     ``c4_weight = 0`` is exactly Algorithm 1. Ties go to the smaller original id.
 
+    Parameters
+    ----------
+    topk, grouping, request_offsets, lengths, page_size
+        As :func:`pageweaver_edu.regroup.bitmap.greedy_regroup` (topk [N, K] of int).
+    c4_weight : float
+        Weight of the C4 term.
+
     Returns
     -------
     numpy.ndarray of int32, shape [N]
@@ -105,6 +123,11 @@ def subgroup_first_regroup(
     first subgroup in slots 0..g/2-1 (CTA0), partner in the other half (CTA1). A leftover
     full subgroup and a short subgroup form the window's last (short) group, as the group
     table requires.
+
+    Parameters
+    ----------
+    topk, grouping, request_offsets, lengths, page_size
+        As :func:`pageweaver_edu.regroup.bitmap.greedy_regroup` (topk [N, K] of int).
 
     Returns
     -------
@@ -141,6 +164,18 @@ def static_seed_regroup(
     ``g - 1`` lowest ``(cost, j)`` join the seed. Not the paper's rule: chapter 03 compares
     it with Algorithm 1 (the same π when g ≤ 2).
 
+    Parameters
+    ----------
+    topk, grouping, request_offsets, lengths, page_size
+        As :func:`pageweaver_edu.regroup.bitmap.greedy_regroup` (topk [N, K] of int).
+
+    Returns
+    -------
+    numpy.ndarray of int32, shape [N]
+        π.
+
+    Examples
+    --------
     >>> rows = [[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]]
     >>> static_seed_regroup(rows, Grouping(6, 3)).tolist()
     [0, 2, 1, 3, 4, 5]

@@ -5,5 +5,6 @@
 * :mod:`.pipeline` — the two-CTA ready / free slot protocol of Figure 3 as discrete events;
 * :mod:`.union8` — the Union8 kernel's BF16 arithmetic for one group;
 * :mod:`.fp8` and :mod:`.fp8_budget` — the FP8 Union8 arithmetic and its error per stage;
-* :mod:`.baselines` — the gather and FlexAttention baselines the kernels are timed against.
+* :mod:`.baselines` — the gather and FlexAttention baselines the kernels are timed against;
+* :mod:`.regroup_cost` — the regroup's cost model (word operations, serial rounds).
 """

@@ -41,8 +41,25 @@ def gather_reference(q, k, v, topk, causal_pos=None, lengths=None, chunk: int = 
                      scale=None, out=None):
     """BF16 gather + SDPA reference; rows with an empty A_i are 0.
 
-    ``topk`` must be a CUDA integer tensor (use :func:`dedup_topk` once if rows may hold
-    duplicates). Returns ``out`` ``[N, H*16, 128]`` bf16.
+    Parameters
+    ----------
+    q : torch.Tensor of bfloat16 on the GPU, shape [N, H*16, 128]
+    k, v : torch.Tensor of bfloat16 on the GPU, shape [pages, H, 128, 128] or [pages, 128, 128]
+    topk : torch.Tensor of int on the GPU, shape [N, K] or [H, N, K]
+        Without duplicates in a row (:func:`dedup_topk` once if rows may hold them).
+    causal_pos, lengths : torch.Tensor of int, shape [N], optional
+        c_i and L_i.
+    chunk : int
+        Queries gathered at once.
+    scale : float, optional
+        Softmax scale; ``1/sqrt(128)`` when None.
+    out : torch.Tensor of bfloat16, shape [N, H*16, 128], optional
+        Written in place.
+
+    Returns
+    -------
+    torch.Tensor of bfloat16, shape [N, H*16, 128]
+        ``out``.
     """
     import torch
     import torch.nn.functional as F

@@ -5,7 +5,7 @@ head, Q quantized per (query, head) row to E4M3 for an FP8 QK product with FP32 
 softmax statistics in FP32, probabilities scaled by 2^8 and converted to E4M3 for an FP8 PV
 product, the scale compensated in the normalization, BF16 output. This module repeats that
 arithmetic step by step with torch ``float8_e4m3fn`` so the kernel can be checked against
-the values it should produce, and splits the error into stages (:func:`error_budget`).
+the values it should produce; :mod:`.fp8_budget` splits its error into stages.
 
 Kernel arithmetic, per KV head h, query i, Q head j (a "row"), every op in FP32:
 
@@ -20,7 +20,8 @@ Kernel arithmetic, per KV head h, query i, Q head j (a "row"), every op in FP32:
 
 Errors are NRMS against :func:`pageweaver_edu.core.attention.reference_attention` in float64 on
 the *dequantized* cache (``k8 * k_scale``): the cache quantization is a storage format that
-the kernel receives, not part of its arithmetic; :func:`error_budget` reports it separately.
+the kernel receives, not part of its arithmetic; :func:`.fp8_budget.error_budget` reports it
+separately.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from ..core.supports import canonical_rows
 E4M3_MAX = 448.0
 P_SCALE_LOG2 = 8  # probabilities are scaled by 2^8 before the E4M3 conversion
 HEADS, PAGE, DIM = 16, 128, 128
-STAGES = ("q_quantization", "p_quantization", "fp32_accumulation", "bf16_output")
 
 
 def to_e4m3(x):
@@ -68,6 +68,7 @@ class Fp8KV:
 
     @property
     def heads(self) -> int:
+        """H, KV heads."""
         return int(self.k8.shape[1])
 
     def dequantized(self, h: int):
@@ -77,8 +78,17 @@ class Fp8KV:
 
 
 def quantize_kv(k, v) -> Fp8KV:
-    """Quantize K/V ``[pages, H, P, D]`` (or ``[pages, P, D]``) to E4M3 with per-head scales
-    ``amax / 448`` (works on CPU or CUDA tensors; the result stays on that device)."""
+    """Quantize K/V to E4M3 with one scale ``amax / 448`` per KV head.
+
+    Parameters
+    ----------
+    k, v : torch.Tensor of float, shape [pages, H, P, D] or [pages, P, D]
+        On the CPU or a GPU; the result stays on that device.
+
+    Returns
+    -------
+    Fp8KV
+    """
     import torch
 
     if k.dim() == 3:
@@ -162,16 +172,37 @@ def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale
                         p_shift=P_SCALE_LOG2, q_rowscale=True, q_exp=0, descending=False):
     """The FP8 Union8 kernel's output, emulated on the CPU.
 
-    ``q`` ``[N, H*16, D]`` (rounded to BF16 first, as the kernel reads it); ``kv`` the FP8
-    cache (:func:`quantize_kv`; its E4M3 values may also come as float32); ``topk`` ``[N, K]``
-    or ``[H, N, K]`` (one Top-K per KV head). The keyword switches turn single stages off
-    (float64 arithmetic instead) for :func:`error_budget`. The knobs the kernel fixes
-    (defaults: its values) serve "what if" (:mod:`pageweaver_edu.replay.fp8_budget`): P scaled by
-    ``2**p_shift`` before E4M3; ``q_rowscale`` False quantizes Q with no scale; Q times
-    ``2**q_exp`` and the softmax scale times ``2**-q_exp`` (the exact attention is unchanged);
-    ``descending`` page order per row. Returns ``[N, H*16, D]`` bfloat16 (float64 when
-    ``bf16_out`` is False). The result does not depend on the grouping or π (rows never
-    share state).
+    The result does not depend on the grouping or π (rows never share state).
+
+    Parameters
+    ----------
+    q : torch.Tensor of float, shape [N, H*16, D]
+        Rounded to BF16 first, as the kernel reads it.
+    kv : Fp8KV
+        The FP8 cache (:func:`quantize_kv`); its E4M3 values may also come as float32.
+    topk : array_like of int, shape [N, K] or [H, N, K]
+        One Top-K per KV head.
+    causal_pos, lengths : array_like of int, shape [N], optional
+        c_i and L_i.
+    scale : float, optional
+        Softmax scale; ``1/sqrt(D)`` when None.
+    q_fp8, p_fp8, fp32, bf16_out : bool
+        Stage switches: False runs that stage in float64 (:func:`.fp8_budget.error_budget`).
+    chunk : int
+        Queries emulated at once.
+    p_shift : int
+        P is scaled by ``2**p_shift`` before E4M3 (the kernel: 8).
+    q_rowscale : bool
+        False quantizes Q with no scale (the kernel: one per row).
+    q_exp : int
+        Q times ``2**q_exp`` and the softmax scale times ``2**-q_exp`` (the exact attention
+        is unchanged).
+    descending : bool
+        Walk each row's pages in descending order (the kernel: ascending).
+
+    Returns
+    -------
+    torch.Tensor of bfloat16 (float64 when ``bf16_out`` is False), shape [N, H*16, D]
     """
     import torch
 
@@ -207,7 +238,17 @@ def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale
 
 
 def reference_on_cache(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale=None):
-    """Float64 :func:`reference_attention` on the dequantized cache (numpy ``[N, H*16, D]``)."""
+    """Float64 :func:`reference_attention` on the dequantized cache.
+
+    Parameters
+    ----------
+    q, kv, topk, causal_pos, lengths, scale
+        As :func:`fp8_union_attention`.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape [N, H*16, D]
+    """
     import torch
 
     topk = np.asarray(topk.cpu() if hasattr(topk, "cpu") else topk)
@@ -223,67 +264,15 @@ def reference_on_cache(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale=
 
 
 def nrms(x, ref) -> float:
-    """``||x - ref|| / ||ref||`` in float64 (0 when both are 0)."""
+    """``||x - ref|| / ||ref||`` in float64 (0 when both are 0).
+
+    Parameters
+    ----------
+    x : torch.Tensor or array_like of float
+    ref : array_like of float, the same shape
+    """
     x = np.asarray(x.double().cpu() if hasattr(x, "double") else x, dtype=np.float64)
     ref = np.asarray(ref, dtype=np.float64)
     den = float(np.linalg.norm(ref))
     num = float(np.linalg.norm(x - ref))
     return 0.0 if num == 0 else num / max(den, 1e-300)
-
-
-STAGE_SWITCHES = {  # each stage alone; everything else float64
-    "q_quantization": dict(q_fp8=True, p_fp8=False, fp32=False, bf16_out=False),
-    "p_quantization": dict(q_fp8=False, p_fp8=True, fp32=False, bf16_out=False),
-    "fp32_accumulation": dict(q_fp8=False, p_fp8=False, fp32=True, bf16_out=False),
-    "bf16_output": dict(q_fp8=False, p_fp8=False, fp32=False, bf16_out=True),
-    "total": dict(q_fp8=True, p_fp8=True, fp32=True, bf16_out=True),
-}
-
-
-def stage_nrms(stage: str, q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale=None,
-               ref=None) -> float:
-    """NRMS vs the float64 reference on the cache with only ``stage`` emulated
-    (one of :data:`STAGES` or ``"total"``, the whole kernel arithmetic)."""
-    if stage not in STAGE_SWITCHES:
-        raise PageWeaverInputError(f"unknown stage {stage!r}; choose from {list(STAGE_SWITCHES)}")
-    if ref is None:
-        ref = reference_on_cache(q, kv, topk, causal_pos, lengths, scale)
-    out = fp8_union_attention(q, kv, topk, causal_pos, lengths, scale, **STAGE_SWITCHES[stage])
-    return nrms(out, ref)
-
-
-def q_quantization_nrms(q, kv, topk, causal_pos=None, lengths=None, scale=None) -> float:
-    """Error of the per-row E4M3 Q quantization alone."""
-    return stage_nrms("q_quantization", q, kv, topk, causal_pos, lengths, scale)
-
-
-def p_quantization_nrms(q, kv, topk, causal_pos=None, lengths=None, scale=None) -> float:
-    """Error of the scaled E4M3 probabilities alone."""
-    return stage_nrms("p_quantization", q, kv, topk, causal_pos, lengths, scale)
-
-
-def accumulation_nrms(q, kv, topk, causal_pos=None, lengths=None, scale=None) -> float:
-    """Error of the FP32 online softmax (page order, per-page products, FMA combine) alone."""
-    return stage_nrms("fp32_accumulation", q, kv, topk, causal_pos, lengths, scale)
-
-
-def error_budget(q, k, v, topk, causal_pos=None, lengths=None, scale=None) -> dict:
-    """NRMS per stage vs float64 on the dequantized FP8 cache, the whole kernel (``total``),
-    their root-sum-square (``rss``: independent errors add in quadrature), and the cache
-    quantization itself (``kv_cache``: float64 on the cache vs float64 on ``k``/``v``)."""
-    import torch
-    kv = quantize_kv(k.cpu(), v.cpu())
-    ref = reference_on_cache(q, kv, topk, causal_pos, lengths, scale)
-    out = {s: stage_nrms(s, q, kv, topk, causal_pos, lengths, scale, ref=ref)
-           for s in (*STAGES, "total")}
-    out["rss"] = float(np.sqrt(sum(out[s] ** 2 for s in STAGES)))
-    kk, vv = (k.unsqueeze(1), v.unsqueeze(1)) if k.dim() == 3 else (k, v)
-    topk = np.asarray(topk)
-    topk = topk[None] if topk.ndim == 2 else topk
-    qd = q.detach().cpu().to(torch.bfloat16).double()
-    orig = np.concatenate([reference_attention(
-        qd[:, h * HEADS:(h + 1) * HEADS], kk[:, h].double().cpu(),
-        vv[:, h].double().cpu(), topk[h], lengths=lengths, causal_pos=causal_pos, scale=scale)
-        for h in range(kv.heads)], axis=1)
-    out["kv_cache"] = nrms(ref, orig)
-    return out

@@ -47,6 +47,19 @@ class RegroupCost:
 def regroup_cost(queries: int, window: int, capacity: int = 512) -> RegroupCost:
     """Cost model of arXiv:2610.11201 §4.1: O(N·W·⌈B/32⌉) word operations, W rounds per window.
 
+    Parameters
+    ----------
+    queries : int
+        N.
+    window : int
+        W.
+    capacity : int
+        B; a bitmap holds ⌈B/32⌉ words.
+
+    Returns
+    -------
+    RegroupCost
+
     Examples
     --------
     >>> c = regroup_cost(15_272, 128)

@@ -71,6 +71,13 @@ def slot_masks(rows: np.ndarray, capacity: int = 512) -> np.ndarray:
 def in_range_slots(rows: np.ndarray, capacity: int = 512) -> np.ndarray:
     """Slots of each row that hold a page id ``0 <= id < B`` (repeats included).
 
+    Parameters
+    ----------
+    rows : numpy.ndarray of int, shape [w, K]
+        The window's Top-K rows (K <= 16), -1 padding.
+    capacity : int
+        B.
+
     Returns
     -------
     numpy.ndarray of uint32, shape [W]
@@ -87,6 +94,13 @@ def col_pos(i, window: int):
     With CW = W/32 words per column, the 32 lanes of warp ``i // 32`` fill all CW words, 32/CW
     lanes each, so one atomicOr instruction of a warp spreads over every bank. A permutation
     of ``range(W)``.
+
+    Parameters
+    ----------
+    i : int or numpy.ndarray of int
+        Query index (or indices) inside the window.
+    window : int
+        W, a multiple of 32.
     """
     cw = window // 32
     lanes = 32 // cw
@@ -98,6 +112,15 @@ def page_columns(rows: np.ndarray, used: np.ndarray, window: int,
                  capacity: int = 512) -> np.ndarray:
     """``C_p`` of a window: bit ``col_pos(i) % 32`` of word ``col_pos(i) // 32`` set when query
     i selects page p in a slot of ``used``.
+
+    Parameters
+    ----------
+    rows : numpy.ndarray of int, shape [w, K]
+        The window's Top-K rows (K <= 16), -1 padding.
+    used : numpy.ndarray of uint32, shape [w]
+        Slot bits per row (:func:`in_range_slots`, or first occurrences only).
+    window, capacity : int
+        W (a multiple of 32) and B.
 
     Returns
     -------
@@ -141,6 +164,11 @@ def pair_tie(j: int, window: int) -> int:
     With ``r = col_pos(j)``, ``row(j) = (16·(r // 32) + r % 16)·4W + 2·((r // 16) % 2)`` is the
     byte offset of M[j][0]: rows at positions ``32w + t`` and ``32w + 16 + t`` share the words
     ``(16w + t)·W + i`` (low, high half).
+
+    Parameters
+    ----------
+    j, window : int
+        The query's index inside the window, and W.
     """
     r = int(col_pos(j, window))
     row = (16 * (r >> 5) + (r & 15)) * 4 * window + 2 * ((r >> 4) & 1)
@@ -189,6 +217,13 @@ def pair_masks(rows: np.ndarray, capacity: int = 512) -> tuple[np.ndarray, np.nd
     M is built by :func:`pair_mask_words`; M[j][i] is the 16-bit value at byte
     ``(pair_tie(j) & ROW_MASK) | 4i`` of the stored words, the address a lane loads.
 
+    Parameters
+    ----------
+    rows : numpy.ndarray of int, shape [w, K]
+        The window's Top-K rows (K <= 16), -1 padding.
+    capacity : int
+        B.
+
     Returns
     -------
     masks : numpy.ndarray of uint16, shape [w, w]
@@ -209,6 +244,13 @@ def pair_masks(rows: np.ndarray, capacity: int = 512) -> tuple[np.ndarray, np.nd
 
 def pairs_window_order(masks: np.ndarray, valid: np.ndarray, group: int) -> np.ndarray:
     """Greedy order of one window from its pair masks (the kernel's single-warp rounds).
+
+    Parameters
+    ----------
+    masks, valid
+        As :func:`pair_masks` returns them.
+    group : int
+        g.
 
     Returns
     -------

@@ -7,8 +7,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pageweaver_edu.replay.fp8 import error_budget, fp8_union_attention, nrms  # noqa: E402
-from pageweaver_edu.replay.fp8_budget import budget, emulate, make_case, stage_output  # noqa: E402
+from pageweaver_edu.replay.fp8 import fp8_union_attention, nrms  # noqa: E402
+from pageweaver_edu.replay.fp8_budget import (  # noqa: E402
+    budget,
+    emulate,
+    error_budget,
+    make_case,
+    stage_output,
+)
 from pageweaver_edu.workloads import capture_like_workload  # noqa: E402
 
 

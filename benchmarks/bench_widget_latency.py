@@ -83,6 +83,7 @@ def bitmap_cases(presets) -> Iterator[Case]:
     """Chapters 04–05: CTA round stepper, slot map, union histogram."""
     from pageweaver_edu.core.union_plan import prepare_unions
     from pageweaver_edu.notebook import bitmap as vb
+    from pageweaver_edu.notebook import union as vu
     from pageweaver_edu.regroup.bitmap import greedy_regroup
 
     cap = presets["cap64k"]
@@ -93,12 +94,12 @@ def bitmap_cases(presets) -> Iterator[Case]:
     yield ("04 CtaStepper.update (new window, W=128)", N,
            lambda i: stepper.update(128, 1 + i % 15, 0))
     plan = prepare_unions(top, greedy_regroup(top, Grouping(128)))
-    smap = vb.slot_map_figure(plan, 0, widget=True)
-    yield ("05 update_slot_map (cap64k)", N, lambda i: vb.update_slot_map(smap, plan, i % 256))
-    counts, title = vb.union_hist_for(cap, N)
-    hist = vb.union_hist_figure(counts, widget=True, title=title)
+    smap = vu.slot_map_figure(plan, 0, widget=True)
+    yield ("05 update_slot_map (cap64k)", N, lambda i: vu.update_slot_map(smap, plan, i % 256))
+    counts, title = vu.union_hist_for(cap, N)
+    hist = vu.union_hist_figure(counts, widget=True, title=title)
     yield ("05 union_hist_for + update_union_hist (cap64k)", N,
-           lambda i: vb.update_union_hist(hist, *vb.union_hist_for(cap, N - 64 * (i % 2))))
+           lambda i: vu.update_union_hist(hist, *vu.union_hist_for(cap, N - 64 * (i % 2))))
 
 
 def pipeline_cases(presets) -> Iterator[Case]:

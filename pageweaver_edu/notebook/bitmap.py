@@ -16,17 +16,7 @@ from ..core.bitmap import bitmap_words, encode_bitmaps
 from ..core.grouping import Grouping
 from ..replay.regroup_cta import SENTINEL, WARP, CtaTrace, trace_window
 from .style import set_title, style
-from .union import (  # noqa: F401 (chapter 05's figures, imported from here by notebooks)
-    BITS,
-    slot_map_figure,
-    slot_map_view,
-    union_hist_figure,
-    union_hist_for,
-    union_hist_grid,
-    union_size_counts,
-    update_slot_map,
-    update_union_hist,
-)
+from .union import BITS
 
 
 def bit_rows_figure(rows: dict, first_page: int = 0, width: int = 32) -> go.Figure:

@@ -13,7 +13,6 @@ import plotly.graph_objects as go
 
 from ..core.supports import support_sizes, token_support
 from ..core.union_metrics import membership_mask, union_stats
-from .overview import CHAPTERS, STAGES, chapter_table, dataflow_figure  # noqa: F401 (API)
 from .style import set_title, style, widget_ready
 
 #: (legend name, cell text, fill pattern, colour): one bar trace per kind of token.

@@ -13,17 +13,19 @@ from pageweaver_edu.notebook.bitmap import (
     cta_round_figure,
     cta_round_view,
     shuffle_figure,
+    update_cta_round,
+)
+from pageweaver_edu.notebook.style import subtitle_text
+from pageweaver_edu.notebook.union import (
     slot_map_figure,
     slot_map_view,
     union_hist_figure,
     union_hist_for,
     union_hist_grid,
     union_size_counts,
-    update_cta_round,
     update_slot_map,
     update_union_hist,
 )
-from pageweaver_edu.notebook.style import subtitle_text
 from pageweaver_edu.replay.regroup_cta import trace_window
 
 G3 = [[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]]

@@ -10,6 +10,7 @@ pytest.importorskip("ipywidgets")
 
 from pageweaver_edu.core.supports import token_support  # noqa: E402
 from pageweaver_edu.core.union_metrics import union_stats, useful_fraction  # noqa: E402
+from pageweaver_edu.notebook import overview  # noqa: E402
 from pageweaver_edu.notebook import supports as vs  # noqa: E402
 from pageweaver_edu.notebook.style import subtitle_text  # noqa: E402
 from pageweaver_edu.workloads import uniform_workload  # noqa: E402
@@ -20,10 +21,10 @@ def _xs(trace) -> list[int]:
 
 
 def test_dataflow_figure_has_labelled_boxes_and_arrows():
-    fig = vs.dataflow_figure()
-    assert len(fig.layout.shapes) == len(vs.STAGES) == 6
+    fig = overview.dataflow_figure()
+    assert len(fig.layout.shapes) == len(overview.STAGES) == 6
     texts = " ".join(a.text for a in fig.layout.annotations)
-    for title, _, _ in vs.STAGES:
+    for title, _, _ in overview.STAGES:
         assert f"<b>{title}</b>" in texts
     arrows = [a for a in fig.layout.annotations if a.showarrow]
     assert len(arrows) == 5
@@ -32,8 +33,8 @@ def test_dataflow_figure_has_labelled_boxes_and_arrows():
 
 def test_chapter_table_links_only_existing_notebooks(tmp_path):
     (tmp_path / "01_support_sets.ipynb").write_text("{}")
-    table = vs.chapter_table(tmp_path).splitlines()
-    assert len(table) == 2 + len(vs.CHAPTERS) == 15
+    table = overview.chapter_table(tmp_path).splitlines()
+    assert len(table) == 2 + len(overview.CHAPTERS) == 15
     assert "(01_support_sets.ipynb)" in table[3]
     assert "*coming*" in table[2] and "*coming*" in table[-1]
     assert "H200" in table[2 + 7]

@@ -121,13 +121,8 @@ def union_stats(topk, perm=None, request_offsets=None, group: int = 8) -> UnionS
 
     Parameters
     ----------
-    topk : array_like of int, shape [N, K]
-    perm : array_like of int, shape [N], optional
-        π; the identity when None.
-    request_offsets : array_like of int, shape [R + 1], optional
-        Groups never cross a request.
-    group : int
-        g.
+    topk, perm, request_offsets, group
+        As :func:`slot_pages`: [N, K] ids, π [N] (identity when None), [R + 1], g.
 
     Returns
     -------
@@ -219,12 +214,8 @@ def cta_balance(topk, perm=None, request_offsets=None, group: int = 8) -> dict:
 
     Parameters
     ----------
-    topk : array_like of int, shape [N, K]
-    perm : array_like of int, shape [N], optional
-        π; the identity when None.
-    request_offsets : array_like of int, shape [R + 1], optional
-    group : int
-        g; slots ``< 4`` are CTA0's half, the rest CTA1's.
+    topk, perm, request_offsets, group
+        As :func:`slot_pages`; slots ``< 4`` are CTA0's half, the rest CTA1's.
 
     Returns
     -------

@@ -75,8 +75,8 @@ class UnionPrepLaunch:
 
         Parameters
         ----------
-        topk32 : torch.Tensor of int32 on the GPU, shape [H, N, K], contiguous
-        perm32 : torch.Tensor of int32 on the GPU, shape [H, N] or [H*N], contiguous
+        topk32, perm32
+            As :meth:`count`.
 
         Returns
         -------

@@ -115,8 +115,8 @@ def page_columns(rows: np.ndarray, used: np.ndarray, window: int,
 
     Parameters
     ----------
-    rows : numpy.ndarray of int, shape [w, K]
-        The window's Top-K rows (K <= 16), -1 padding.
+    rows
+        As :func:`in_range_slots`.
     used : numpy.ndarray of uint32, shape [w]
         Slot bits per row (:func:`in_range_slots`, or first occurrences only).
     window, capacity : int
@@ -219,10 +219,8 @@ def pair_masks(rows: np.ndarray, capacity: int = 512) -> tuple[np.ndarray, np.nd
 
     Parameters
     ----------
-    rows : numpy.ndarray of int, shape [w, K]
-        The window's Top-K rows (K <= 16), -1 padding.
-    capacity : int
-        B.
+    rows, capacity
+        As :func:`in_range_slots`.
 
     Returns
     -------

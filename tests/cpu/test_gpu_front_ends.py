@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from pageweaver_edu import Grouping, PageWeaverInputError, greedy_regroup, prepare_unions
+from pageweaver_edu.gpu import UNION_KERNELS
 from pageweaver_edu.workloads import make_preset
 from tests.helpers.fake_gpu import cpu_tensors_as_cuda, install_fake_pycuda
 
@@ -78,17 +79,21 @@ def _kernel_inputs(cls, n, heads, pages=8):
     return q, (k, k.clone())
 
 
-@pytest.mark.parametrize("front_end", ["Bf16UnionAttention", "Fp8UnionAttention"])
-def test_union_kernels_pick_the_entry_and_pack_the_arguments(fake, front_end):
+def test_every_union_kernel_is_listed():
+    import pageweaver_edu.gpu as g
+
+    assert {g.Bf16UnionAttention, g.Fp8UnionAttention} <= set(UNION_KERNELS)
+
+
+@pytest.mark.parametrize("cls", UNION_KERNELS, ids=lambda c: c.__name__)
+def test_union_kernels_pick_the_entry_and_pack_the_arguments(fake, cls):
     import pageweaver_edu.gpu as g
     from pageweaver_edu.gpu.union_attention import PLAN_FORMAT
 
-    cls = getattr(g, front_end)
-    assert cls in g.UNION_KERNELS
     n, heads = 203, 3
     q, kv = _kernel_inputs(cls, n, heads)
     att = cls(q, kv, causal_pos=np.arange(n), lengths=None)
-    for group in (8, 4):
+    for group in sorted(cls.entries, reverse=True):
         plans, _ = _plans(heads, group)
         plan = g.GpuUnionPlan.from_cpu(plans)
         assert att.run(plan) is att.out

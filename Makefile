@@ -43,7 +43,7 @@ test: lint pytest nbval
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
 
-# ---- GPU (issue 4) ----------------------------------------------------------------------
+# ---- GPU ------------------------------------------------------------------------------
 # Run on a CUDA box with the system python3 that holds torch (the lent H200's image), not
 # the CPU .venv. `make wheelhouse` (on a machine with a registry) fills wheelhouse/ with the
 # PyCUDA sdist and cp312 wheels; `make gpu-test` installs from the registry or, offline, from
@@ -60,7 +60,7 @@ gpu-test:
 gpu-bench: gpu-setup
 	$(GPU_PYTHON) benchmarks/bench_gpu_regroup.py --out benchmarks/results/gpu_regroup_h200.json
 
-# ---- Browser test and Binder (issue 8) ---------------------------------------------------
+# ---- Browser test and Binder ---------------------------------------------------------
 # `make test` (through `pytest`) also runs tests/browser: JupyterLab on loopback driven in
 # Debian's headless Chromium by Playwright. browser-setup installs Chromium with apt-get when
 # it is missing (root, as on CI; tools/install_browser.sh) and Playwright into .venv (never a
@@ -77,4 +77,4 @@ pytest: browser-setup
 browser-test: browser-setup
 	$(VENV)/bin/pytest -q -p no:randomly tests/browser
 binder-test: setup
-	$(VENV)/bin/pytest -q -s -m slow tests/test_binder_env.py
+	$(VENV)/bin/pytest -q -s -m slow tests/notebooks/test_binder_env.py

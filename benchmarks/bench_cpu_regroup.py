@@ -1,9 +1,9 @@
 """CPU greedy-regroup timing on the cap64k preset.
 
-Times the vectorized bitmap regroup (:func:`pageweaver_edu.regroup_bitmap.greedy_regroup`)
+Times the vectorized bitmap regroup (:func:`pageweaver_edu.regroup.bitmap.greedy_regroup`)
 at W64 and W128 (median of ``--runs`` timed calls after one warm-up call) and the readable
 set-based version once at W128, checks that both give the same π, prints a table and writes
-``benchmarks/results/cpu_regroup.json``. Target (issue 2): W128 <= 150 ms on a 2-core CPU.
+``benchmarks/results/cpu_regroup.json``. Target: W128 <= 150 ms on a 2-core CPU.
 
 Usage: ``python benchmarks/bench_cpu_regroup.py [--runs 7] [--out PATH]``
 """
@@ -20,9 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from pageweaver_edu.gpu.results import cpu_model, source_commit
-from pageweaver_edu.regroup_bitmap import greedy_regroup
-from pageweaver_edu.regroup_sets import greedy_regroup_sets
+from pageweaver_edu.core.grouping import Grouping
+from pageweaver_edu.records import cpu_model, source_commit
+from pageweaver_edu.regroup.bitmap import greedy_regroup
+from pageweaver_edu.regroup.sets import greedy_regroup_sets
 from pageweaver_edu.workloads import make_preset
 
 ROOT = Path(__file__).resolve().parent
@@ -52,8 +53,8 @@ def main(argv=None) -> dict:
     kwargs = cap.regroup_kwargs()
     results, perms = [], {}
     for w in (64, 128):
-        perms[w] = greedy_regroup(cap.topk, w, **kwargs)
-        times = time_calls(lambda w=w: greedy_regroup(cap.topk, w, **kwargs), runs)
+        perms[w] = greedy_regroup(cap.topk, Grouping(w), **kwargs)
+        times = time_calls(lambda w=w: greedy_regroup(cap.topk, Grouping(w), **kwargs), runs)
         results.append(
             {
                 "name": f"cpu_regroup_w{w}",
@@ -62,7 +63,7 @@ def main(argv=None) -> dict:
             }
         )
     t0 = time.perf_counter()
-    perm_sets = greedy_regroup_sets(cap.topk, 128, **kwargs)
+    perm_sets = greedy_regroup_sets(cap.topk, Grouping(128), **kwargs)
     sets_us = (time.perf_counter() - t0) * 1e6
     if not np.array_equal(perm_sets, perms[128]):
         raise SystemExit("set-based and bitmap regroup disagree on cap64k W128")

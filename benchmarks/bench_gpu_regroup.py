@@ -14,7 +14,7 @@ one launch for all heads).
     python benchmarks/bench_gpu_regroup.py --out benchmarks/results/gpu_regroup_h200.json
 
 The file's ``commit`` is ``$PAGEWEAVER_COMMIT`` when set, else git's HEAD (``+worktree`` when
-tracked files differ), else "uncommitted" (:func:`pageweaver_edu.gpu.results.source_commit`).
+tracked files differ), else "uncommitted" (:func:`pageweaver_edu.records.source_commit`).
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from pathlib import Path
 import numpy as np
 
 from pageweaver_edu import greedy_regroup, prepare_unions
-from pageweaver_edu.device import require_gpu
-from pageweaver_edu.gpu.results import result_environment
+from pageweaver_edu.core.grouping import Grouping
+from pageweaver_edu.gpu.device import require_gpu
+from pageweaver_edu.records import result_environment
 from pageweaver_edu.workloads import make_preset
 
 PAPER_US = {"gpu_regroup_w64": 19.3, "gpu_regroup_w128": 34.6}
@@ -55,7 +56,7 @@ def main(argv=None) -> int:
     require_gpu()
     import torch
 
-    from pageweaver_edu.gpu import regroup_plan, union_plan
+    from pageweaver_edu.gpu import RegroupLaunch, regroup_launch, union_prep_launch
     from pageweaver_edu.gpu.timing import bench_gpu
 
     cap = make_preset("cap64k")
@@ -74,9 +75,10 @@ def main(argv=None) -> int:
     ref = {}
     diagnostics = {}  # cycle counts, not timings: kept out of "results"
     for w in (64, 128):
-        ref[w] = greedy_regroup(cap.topk, w, 8, **kw)
+        ref[w] = greedy_regroup(cap.topk, Grouping(w), **kw)
         add(f"cpu_regroup_w{w}", {"median_us": cpu_median_us(
-            lambda w=w: greedy_regroup(cap.topk, w, 8, **kw))}, backend="numpy (CPU reference)")
+            lambda w=w: greedy_regroup(cap.topk, Grouping(w), **kw))},
+            backend="numpy (CPU reference)")
     ref_plan = prepare_unions(cap.topk, ref[128], cap.request_offsets, 8)
     add("cpu_union_prepare", {"median_us": cpu_median_us(
         lambda: prepare_unions(cap.topk, ref[128], cap.request_offsets, 8))},
@@ -85,7 +87,7 @@ def main(argv=None) -> int:
     best = {}
     for w, variants in VARIANTS_BY_W.items():
         for v in variants:
-            plan = regroup_plan(n, 1, k, w, 8, 512, cap.request_offsets, None, cap.page_size, v)
+            plan = regroup_launch(n, 1, k, Grouping(w), cap.request_offsets, cap.page_size, v)
             out = plan.run(topk, lengths)
             same = bool(np.array_equal(out[0].cpu().numpy(), ref[w]))
             cold = bench_gpu(lambda plan=plan, out=out: plan.run(topk, lengths, out), args.reps)
@@ -104,16 +106,15 @@ def main(argv=None) -> int:
     # (an empty kernel), the window table read instead of computed, one-window chunks (no
     # capacity-fallback handshake), and rows not sorted by page id (same sets, same π: the
     # kernel's first-occurrence test then compares every slot pair).
+    from pageweaver_edu.core.inputs import as_request_offsets
     from pageweaver_edu.gpu.loader import get_kernel, launch
-    from pageweaver_edu.gpu.regroup import RegroupPlan
-    from pageweaver_edu.inputs import as_request_offsets
 
     spin = get_kernel("bench_spin.cu", "spin_ns", "Q")
     add("harness_floor[empty kernel]",
         bench_gpu(lambda: launch(spin, (1, 1), (32, 1, 1), 0), args.reps))
     offsets = as_request_offsets(cap.request_offsets, n)
     for w, (v, _, _) in best.items():
-        plan = RegroupPlan(n, 1, k, w, 8, 512, offsets, None, cap.page_size, v)
+        plan = RegroupLaunch(n, 1, k, Grouping(w), offsets, cap.page_size, v)
         plan.uniform = 0  # force the table path on the same windows
         out = plan.run(topk, lengths)
         add(f"gpu_regroup_w{w}[{v}, window table]",
@@ -122,18 +123,19 @@ def main(argv=None) -> int:
         order = np.argsort(np.random.default_rng(w).random(cap.topk.shape), axis=1)
         mixed = torch.from_numpy(np.take_along_axis(cap.topk, order, axis=1).astype(np.int32))
         mixed = mixed.cuda().unsqueeze(0)
-        plan = regroup_plan(n, 1, k, w, 8, 512, cap.request_offsets, None, cap.page_size, v)
+        plan = regroup_launch(n, 1, k, Grouping(w), cap.request_offsets, cap.page_size, v)
         out = plan.run(mixed, lengths)
         add(f"gpu_regroup_w{w}[{v}, rows not sorted]",
             bench_gpu(lambda plan=plan, out=out, mixed=mixed: plan.run(mixed, lengths, out),
                       args.reps),
             matches_cpu=bool(np.array_equal(out[0].cpu().numpy(), ref[w])))
-        plan = regroup_plan(n, 1, k, w, 8, 512, cap.request_offsets, w, cap.page_size, v)
+        plan = regroup_launch(n, 1, k, Grouping(w, chunk_size=w), cap.request_offsets,
+                              cap.page_size, v)
         out = plan.run(topk, lengths)
         add(f"gpu_regroup_w{w}[{v}, one-window chunks]",
             bench_gpu(lambda plan=plan, out=out: plan.run(topk, lengths, out), args.reps),
             matches_cpu=bool(np.array_equal(out[0].cpu().numpy(), greedy_regroup(
-                cap.topk, w, 8, **{**kw, "chunk_size": w}))))
+                cap.topk, Grouping(w, chunk_size=w), **kw))))
 
     # Where a window's time goes (SM cycles per CTA from clock64 at the phase boundaries of a
     # -DPW_PHASE_CLOCKS build; medians over the CTAs, and the CTA that finished last).
@@ -144,8 +146,8 @@ def main(argv=None) -> int:
     phase_names = ("ids", "columns", "pair_masks", "rounds", "epilogue")
     for w in (64, 128):
         v = f"pairs_w{w}"
-        plan = RegroupPlan(n, 1, k, w, 8, 512, offsets, None, cap.page_size, v,
-                           options=("-DPW_PHASE_CLOCKS",))
+        plan = RegroupLaunch(n, 1, k, Grouping(w), offsets, cap.page_size, v,
+                             options=("-DPW_PHASE_CLOCKS",))
         out = plan.run(topk, lengths)
         bench_gpu(lambda plan=plan, out=out: plan.run(topk, lengths, out), 5)
         ptr, _ = load_module("regroup.cu", options=("-DPW_PHASE_CLOCKS",)).get_global(
@@ -172,7 +174,7 @@ def main(argv=None) -> int:
     for v in VARIANTS_BY_W[128]:
         t = {}
         for w in (64, 128):
-            plan = regroup_plan(1024, 1, k, w, 8, 512, None, None, cap.page_size, v)
+            plan = regroup_launch(1024, 1, k, Grouping(w), None, cap.page_size, v)
             out = plan.run(one_wave)
             t[w] = bench_gpu(lambda plan=plan, out=out: plan.run(one_wave, None, out),
                              args.reps)["median_us"]
@@ -181,17 +183,17 @@ def main(argv=None) -> int:
             per_round_ns=round(1000 * per_round, 1), fixed_us=round(t[64] - 64 * per_round, 3))
 
     perm = torch.from_numpy(ref[128].astype(np.int32)).cuda().unsqueeze(0)
-    uplan = union_plan(n, 1, k, cap.request_offsets, 8)
+    uplan = union_prep_launch(n, 1, k, cap.request_offsets, 8)
     from pageweaver_edu.gpu import gpu_prepare_unions
 
-    got = gpu_prepare_unions(topk[0], perm[0], cap.request_offsets, 8).to_numpy()
+    got = gpu_prepare_unions(topk[0], perm[0], cap.request_offsets, 8).to_cpu()
     same = all(np.array_equal(getattr(ref_plan, f), getattr(got, f)) for f in (
         "perm", "group_slots", "page_offsets", "pages", "masks", "cta_any", "page_counts"))
     cold = bench_gpu(lambda: uplan.run(topk, perm), args.reps)
     warm = bench_gpu(lambda: uplan.run(topk, perm), args.reps, flush=False)
     add("gpu_union_prepare", cold, median_us_warm=round(warm["median_us"], 3), matches_cpu=same,
         pages=int(len(ref_plan.pages)), target_us=TARGET_US["gpu_union_prepare"])
-    cold = bench_gpu(lambda: uplan.run(topk, perm, emit=False), args.reps)
+    cold = bench_gpu(lambda: uplan.count(topk, perm), args.reps)
     add("gpu_union_prepare[count kernel only]", cold)
 
     if not args.no_sweep:
@@ -201,13 +203,13 @@ def main(argv=None) -> int:
                 ids = np.stack([np.roll(base, 997 * h, axis=0) for h in range(heads)])
                 t = torch.from_numpy(ids).cuda()
                 for w in (64, 128):
-                    plan = regroup_plan(n_sweep, heads, k, w, 8, 512, None, None, 128,
-                                        best.get(w, (None,))[0])
+                    plan = regroup_launch(n_sweep, heads, k, Grouping(w), None, 128,
+                                          best.get(w, (None,))[0])
                     out = plan.run(t)
                     res = bench_gpu(lambda plan=plan, out=out, t=t: plan.run(t, None, out), 100)
                     add(f"sweep_regroup_w{w}_n{n_sweep}_h{heads}", res, window=w, n=n_sweep,
                         heads=heads, variant=plan.variant)
-                up = union_plan(n_sweep, heads, k, None, 8)
+                up = union_prep_launch(n_sweep, heads, k, None, 8)
                 p = out.contiguous()
                 res = bench_gpu(lambda up=up, t=t, p=p: up.run(t, p), 100)
                 add(f"sweep_union_prepare_n{n_sweep}_h{heads}", res, n=n_sweep, heads=heads)

@@ -1,4 +1,6 @@
-"""Union8 / Union4 attention on the H200: check, then time against the baselines (§6, §8).
+"""Union8 / Union4 attention on the H200: check, then time against the baselines.
+
+Definitions: docs/definitions.md#union8-execution and docs/definitions.md#cost-accounting.
 
 Per preset (default ``cap64k``, ``cap16k-high-overlap``, ``interleaved-64k``) and KV-head count
 (each head its own Top-K: seeds 0..H-1 of the preset), on random BF16 Q/K/V:
@@ -8,8 +10,9 @@ Per preset (default ``cap64k``, ``cap16k-high-overlap``, ``interleaved-64k``) an
    Union4) — the outputs are poisoned with NaN before each run;
 2. times (CUDA events, L2 flushed and the stream kept busy ahead of every repetition:
    :func:`pageweaver_edu.gpu.timing.bench_gpu`; median of ``--reps``):
-   complete calls (§8) — ``union8_original`` (T0: union preparation of the identity π +
-   attention), ``union8_fixed_wW`` (T_fixed: preparation of precomputed ids + attention),
+   complete calls (docs/definitions.md#cost-accounting) — ``union8_original`` (T0: union
+   preparation of the identity π + attention), ``union8_fixed_wW`` (T_fixed: preparation of
+   precomputed ids + attention),
    ``union8_online_wW`` (T_online: GPU regroup + preparation + attention), ``union8_random_ids``,
    ``union4_original``; ``*_attn`` rows are the attention kernel alone; baselines
    ``gather_reference`` (torch BF16 gather + SDPA, chunked) and ``flex_attention``
@@ -24,11 +27,11 @@ prints a compact table last.
     python benchmarks/bench_union8.py [--presets cap64k,...] [--heads 1,8] [--reps 30]
 
 The files' ``commit`` is ``$PAGEWEAVER_COMMIT`` when set, else git's HEAD (``+worktree`` when
-tracked files differ), else "uncommitted" (:func:`pageweaver_edu.gpu.results.source_commit`).
+tracked files differ), else "uncommitted" (:func:`pageweaver_edu.records.source_commit`).
 
 ``--fp8`` runs the FP8 E4M3 kernels (``kernels/union8_fp8.cu``) instead: per preset the same
 inputs, K/V quantized once to the paged FP8 cache (per-head scales), checks against the CPU
-emulation (:mod:`pageweaver_edu.fp8_emulation`, sampled rows) and float64, bitwise equality of
+emulation (:mod:`pageweaver_edu.replay.fp8`, sampled rows) and float64, bitwise equality of
 every ordering, then ``union8_fp8_original`` / ``_fixed_w128`` / ``_online_w128`` /
 ``union4_fp8_original`` (+ ``_attn`` rows) beside the BF16 ``union8_*`` rows, FlexAttention and
 the gather reference of the same run; writes ``union8_fp8_<preset>[_hH]_h200.json``.
@@ -49,8 +52,9 @@ import union8_bench_common as common
 from union8_bench_common import nrms
 from union8_bench_fp8 import print_fp8_table, run_preset_fp8, smoke_fp8
 
-from pageweaver_edu.attention import reference_attention
-from pageweaver_edu.gpu.results import result_environment
+from pageweaver_edu.core.attention import reference_attention
+from pageweaver_edu.core.grouping import Grouping
+from pageweaver_edu.records import result_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"vs_flex": 15.0, "vs_gather": 10.0, "tflops_c4": 300.0}
@@ -61,24 +65,23 @@ ONLINE = (64, 128)
 def run_preset(name: str, heads: int, args, env: dict) -> dict:
     import torch
 
-    from pageweaver_edu.gpu import regroup_plan
-    from pageweaver_edu.union8_launch import UnionAttention, gpu_prepare_plan
-    from pageweaver_edu.union8ws_launch import WsUnionAttention, bf16_half_pages
+    from pageweaver_edu.gpu import Bf16UnionAttention, Bf16WsUnionAttention, regroup_launch
 
     x = common.preset_inputs(name, heads)
     cap, n, offsets, q, k, v = x.cap, x.n, x.offsets, x.q, x.k, x.v
     cpos, lens, t32, lens64 = x.cpos, x.lens, x.t32, x.lens64
+    prepare = x.prepare
 
-    # ---- orderings (CPU greedy = GPU greedy bit for bit; tests/test_gpu_regroup check that)
+    # ---- orderings (CPU greedy = GPU greedy bit for bit, as tests/gpu checks)
     rng = np.random.default_rng(0)
     o = common.prepare_orderings(x, WINDOWS, rng)
     stats, plans, plan4, perm_gpu = o.stats, o.plans, o.plan4, o.perm_gpu
 
-    u8 = UnionAttention(q, k, v, cpos, lens, "union8")
-    u4 = UnionAttention(q, k, v, cpos, lens, "union4")
-    u8s3 = UnionAttention(q, k, v, cpos, lens, "union8", slots=3)
-    ws = WsUnionAttention(q, bf16_half_pages(k, v), cpos, lens)
-    regroupers = {w: regroup_plan(n, heads, x.kk, w, 8, 512, offsets, None, cap.page_size)
+    u8 = Bf16UnionAttention(q, (k, v), cpos, lens)
+    u4 = Bf16UnionAttention(q, (k, v), cpos, lens)  # run with g = 4 plans: Union4
+    u8s3 = Bf16UnionAttention(q, (k, v), cpos, lens, slots=3)
+    ws = Bf16WsUnionAttention(q, (k, v), cpos, lens)
+    regroupers = {w: regroup_launch(n, heads, x.kk, Grouping(w), offsets, cap.page_size)
                   for w in ONLINE}
 
     # ---- correctness
@@ -96,13 +99,13 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
     for key in plans:
         same[key] = bool(torch.equal(base, fresh(lambda key=key: u8.run(plans[key]))))
     for w in ONLINE:
-        same[f"online_w{w}"] = bool(torch.equal(base, fresh(lambda w=w: u8.run(gpu_prepare_plan(
-            t32, regroupers[w].run(t32, lens64), 8, offsets)))))
+        same[f"online_w{w}"] = bool(torch.equal(base, fresh(lambda w=w: u8.run(prepare(
+            regroupers[w].run(t32, lens64))))))
     same["union4"] = bool(torch.equal(base, fresh(lambda: u4.run(plan4))))
     same["union8_3slots"] = bool(torch.equal(base, fresh(lambda: u8s3.run(plans["w128"]))))
     check["bitwise_identical"] = same
-    # the warp-specialized BF16 kernel: its own arithmetic (PV accumulated in FP32), so its own
-    # float64 check and its own bitwise identity over the orderings
+    # the warp-specialized BF16 kernel: its own arithmetic (PV accumulated in FP32 into O), so
+    # its own float64 check and its own bitwise identity over the orderings
     wbase = fresh(lambda: ws.run(plans["original"]))
     check["union8ws_bf16_nrms_vs_float64"] = nrms(
         wbase[torch.from_numpy(rows).cuda()].float().cpu(), ref)
@@ -115,17 +118,15 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
     add = timings.add
     ident = perm_gpu["original"]
     t = {}
-    t["T0"] = add("union8_original", lambda: u8.run(gpu_prepare_plan(t32, ident, 8, offsets)),
-                  c4=stats["original"]["c4"])
+    t["T0"] = add("union8_original", lambda: u8.run(prepare(ident)), c4=stats["original"]["c4"])
     add("union8_original_attn", lambda: u8.run(plans["original"]), c4=stats["original"]["c4"])
-    add("union4_original", lambda: u4.run(gpu_prepare_plan(t32, ident, 4, offsets)),
-        c4=stats["original_g4"]["c4"])
+    add("union4_original", lambda: u4.run(prepare(ident, 4)), c4=stats["original_g4"]["c4"])
     add("union4_original_attn", lambda: u4.run(plan4), c4=stats["original_g4"]["c4"])
     for w in WINDOWS:
         pw = perm_gpu[f"w{w}"]
         c4 = stats[f"w{w}"]["c4"]
         t[f"fixed{w}"] = add(f"union8_fixed_w{w}",
-                             lambda pw=pw: u8.run(gpu_prepare_plan(t32, pw, 8, offsets)), c4=c4,
+                             lambda pw=pw: u8.run(prepare(pw)), c4=c4,
                              **({"cpu_regroup_s": round(o.cpu_s[512], 3)} if w == 512 else {}))
         add(f"union8_fixed_w{w}_attn", lambda w=w: u8.run(plans[f"w{w}"]), c4=c4)
     add("union8_fixed_w128_3slots_attn", lambda: u8s3.run(plans["w128"]), c4=stats["w128"]["c4"])
@@ -133,28 +134,24 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
         rg = regroupers[w]
         t[f"online{w}"] = add(
             f"union8_online_w{w}",
-            lambda rg=rg: u8.run(gpu_prepare_plan(t32, rg.run(t32, lens64), 8, offsets)),
+            lambda rg=rg: u8.run(prepare(rg.run(t32, lens64))),
             c4=stats[f"w{w}"]["c4"])
         add(f"gpu_regroup_w{w}", lambda rg=rg: rg.run(t32, lens64))
-    add("gpu_union_prepare", lambda: gpu_prepare_plan(t32, ident, 8, offsets))
-    t["ws_T0"] = add("union8ws_bf16_original",
-                     lambda: ws.run(gpu_prepare_plan(t32, ident, 8, offsets)),
-                     c4=stats["original"]["c4"])
-    add("union8ws_bf16_original_attn", lambda: ws.run(plans["original"]),
-        c4=stats["original"]["c4"])
-    t["ws_fixed"] = add("union8ws_bf16_fixed_w128",
-                        lambda: ws.run(gpu_prepare_plan(t32, perm_gpu["w128"], 8, offsets)),
-                        c4=stats["w128"]["c4"])
-    add("union8ws_bf16_fixed_w128_attn", lambda: ws.run(plans["w128"]), c4=stats["w128"]["c4"])
-    t["ws_online"] = add("union8ws_bf16_online_w128", lambda: ws.run(gpu_prepare_plan(
-        t32, regroupers[128].run(t32, lens64), 8, offsets)), c4=stats["w128"]["c4"])
-    add("union8_random_ids", lambda: u8.run(gpu_prepare_plan(t32, perm_gpu["random"], 8, offsets)),
-        c4=stats["random"]["c4"])
+    add("gpu_union_prepare", lambda: prepare(ident))
+    c4o, c4w = stats["original"]["c4"], stats["w128"]["c4"]
+    t["ws_T0"] = add("union8ws_bf16_original", lambda: ws.run(prepare(ident)), c4=c4o)
+    add("union8ws_bf16_original_attn", lambda: ws.run(plans["original"]), c4=c4o)
+    t["ws_fixed"] = add("union8ws_bf16_fixed_w128", lambda: ws.run(prepare(perm_gpu["w128"])),
+                        c4=c4w)
+    add("union8ws_bf16_fixed_w128_attn", lambda: ws.run(plans["w128"]), c4=c4w)
+    t["ws_online"] = add("union8ws_bf16_online_w128",
+                         lambda: ws.run(prepare(regroupers[128].run(t32, lens64))), c4=c4w)
+    add("union8_random_ids", lambda: u8.run(prepare(perm_gpu["random"])), c4=stats["random"]["c4"])
 
     # ---- baselines (checked against Union8, then timed)
     common.time_baselines(x, name, heads, args, add, check, t, against=base)
 
-    # ---- accounting (§8) and targets
+    # ---- accounting (docs/definitions.md#cost-accounting) and targets
     acct = {}
     for w in ONLINE:
         acct[f"w{w}"] = {"S_exec_us": round(t["T0"] - t[f"fixed{w}"], 2),
@@ -177,11 +174,11 @@ def smoke() -> int:
     """A tiny end-to-end call (2 KV heads, tail groups, causal + lengths, Union8 and Union4,
     CPU and GPU plans) for compute-sanitizer and as a hang check before the long runs."""
 
-    from pageweaver_edu.union8_launch import union_attention
+    from pageweaver_edu.gpu import Bf16UnionAttention
 
     s = common.smoke_case()
     outs = common.smoke_outputs(
-        s, lambda plan, out: union_attention(s.q, s.k, s.v, plan, s.c, s.ln, out=out))
+        s, lambda plan, out: Bf16UnionAttention(s.q, (s.k, s.v), s.c, s.ln, out=out).run(plan))
     heads = s.topk.shape[0]
     ref = np.concatenate([reference_attention(
         s.q[:, h * 16:(h + 1) * 16].float().cpu(), s.k[:, h].float().cpu(),
@@ -237,7 +234,7 @@ def main(argv=None) -> int:
     args.flex_presets = [p for p in args.flex_presets.split(",") if p]
     args.flex_blocks = [tuple(int(x) for x in b.split("x")) for b in args.flex_blocks.split(",")
                         if b]
-    from pageweaver_edu.device import require_gpu
+    from pageweaver_edu.gpu.device import require_gpu
 
     require_gpu()
     env = result_environment(ROOT)

@@ -30,12 +30,12 @@ from pathlib import Path
 import numpy as np
 import union8_bench_common as common
 
-from pageweaver_edu.gpu.results import result_environment
+from pageweaver_edu.records import result_environment
 
 ROOT = Path(__file__).resolve().parents[1]
-STEPS = {  # name -> WsUnionAttention keyword arguments
-    "ws_serial_4stages": {"stages": 4, "overlap": False},
-    "ws_serial_6stages": {"stages": 6, "overlap": False},
+STEPS = {  # name -> Fp8WsUnionAttention keyword arguments
+    "ws_serial_4stages": {"slots": 4, "overlap": False},
+    "ws_serial_6stages": {"slots": 6, "overlap": False},
     "ws_overlap_6stages": {},
     "ws_ablate_no_softmax": {"ablate": "no_softmax"},
     "ws_ablate_no_mma": {"ablate": "no_mma"},
@@ -47,16 +47,15 @@ CHECKED = ("ws_serial_4stages", "ws_serial_6stages", "ws_overlap_6stages")
 def run_preset(name: str, args, env: dict) -> dict:
     import torch
 
-    from pageweaver_edu.union8_fp8_launch import Fp8UnionAttention, fp8_cache_from_bf16
-    from pageweaver_edu.union8ws_launch import WsUnionAttention
+    from pageweaver_edu.gpu import Fp8UnionAttention, Fp8WsUnionAttention, fp8_cache_from_bf16
 
     x = common.preset_inputs(name, 1)
     cache = fp8_cache_from_bf16(x.k, x.v)
     o = common.prepare_orderings(x, (128,), np.random.default_rng(0))
     c4 = {"original": o.stats["original"]["c4"], "w128": o.stats["w128"]["c4"]}
-    cluster = Fp8UnionAttention(x.q, cache, x.cpos, x.lens, "union8")
-    union4 = Fp8UnionAttention(x.q, cache, x.cpos, x.lens, "union4")
-    atts = {k: WsUnionAttention(x.q, cache, x.cpos, x.lens, **kw) for k, kw in STEPS.items()}
+    cluster = Fp8UnionAttention(x.q, cache, x.cpos, x.lens)
+    union4 = Fp8UnionAttention(x.q, cache, x.cpos, x.lens)  # run with the g = 4 plan
+    atts = {k: Fp8WsUnionAttention(x.q, cache, x.cpos, x.lens, **kw) for k, kw in STEPS.items()}
     fresh = common.poisoned(cluster, *atts.values())
     same = {}
     for key in c4:

@@ -2,9 +2,8 @@
 
 Each case is the plain function a widget callback runs (compute + in-place ``FigureWidget``
 redraw, no browser): median and max over ``--runs`` timed calls (``time.perf_counter``)
-after ``--warmup`` calls. Target (issue 3): every update within 100 ms for up to 2,048
-queries. Modules written by other chapters are imported defensively: a missing module or an
-API this script does not know is skipped with a printed note.
+after ``--warmup`` calls. Target: every update within 100 ms for up to 2,048
+queries.
 
 Prints a table and writes ``benchmarks/results/widget_latency.json``
 ``{"device", "date", "commit", "python", "results": [{"name", "n", "median_ms", "max_ms"}]}``.
@@ -16,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib
 import json
 import platform
 import statistics
@@ -26,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pageweaver_edu.gpu.results import cpu_model, source_commit
+from pageweaver_edu.core.grouping import Grouping
+from pageweaver_edu.records import cpu_model, source_commit
 
 ROOT = Path(__file__).resolve().parent
 TARGET_MS = 100.0
@@ -35,21 +34,12 @@ N = 2048
 Case = tuple[str, int, Callable[[int], object]]  # name, queries, call(i) for the i-th run
 
 
-def optional(module: str):
-    """Import ``pageweaver_edu.<module>`` or return None (printing why)."""
-    try:
-        return importlib.import_module(f"pageweaver_edu.{module}")
-    except ImportError as err:
-        print(f"note: skipping pageweaver_edu.{module} ({err})")
-        return None
-
-
 def regroup_cases(presets) -> Iterator[Case]:
     """Chapter 03: round stepper, grouping view, W curve."""
-    from pageweaver_edu import viz_regroup as vr
+    from pageweaver_edu.notebook import regroup as vr
 
-    steps = {"g3 example": vr.greedy_steps(vr.G3_EXAMPLE, 6, 3),
-             "cap64k W64": vr.greedy_steps(presets["cap64k"].topk[:N], 64, 8)}
+    steps = {"g3 example": vr.greedy_steps(vr.G3_EXAMPLE, Grouping(6, 3)),
+             "cap64k W64": vr.greedy_steps(presets["cap64k"].topk[:N], Grouping(64))}
     for label, st in steps.items():
         fig = vr.round_view_figure(st, 0)
         rounds = len(st.trace.rounds)
@@ -74,10 +64,9 @@ def regroup_cases(presets) -> Iterator[Case]:
 
 
 def supports_cases(presets) -> Iterator[Case]:
-    """Chapters 01–02 (viz_supports): token strip, group mask, preset profile."""
-    vs = optional("viz_supports")
-    if vs is None:
-        return
+    """Chapters 01–02: token strip, group mask, preset profile."""
+    from pageweaver_edu.notebook import supports as vs
+
     strip = vs.token_strip_figure(widget=True)
     yield ("01 update_token_strip (P=128, 16 pages)", 1,
            lambda i: vs.update_token_strip(strip, [0, 3, 5, 9, 15], 128, 2000 + i, 1900 + i))
@@ -91,12 +80,11 @@ def supports_cases(presets) -> Iterator[Case]:
 
 
 def bitmap_cases(presets) -> Iterator[Case]:
-    """Chapters 04–05 (viz_bitmap): CTA round stepper, slot map, union histogram."""
-    vb = optional("viz_bitmap")
-    if vb is None:
-        return
-    from pageweaver_edu.regroup_bitmap import greedy_regroup
-    from pageweaver_edu.union_prep import prepare_unions
+    """Chapters 04–05: CTA round stepper, slot map, union histogram."""
+    from pageweaver_edu.core.union_plan import prepare_unions
+    from pageweaver_edu.notebook import bitmap as vb
+    from pageweaver_edu.notebook import union as vu
+    from pageweaver_edu.regroup.bitmap import greedy_regroup
 
     cap = presets["cap64k"]
     top = cap.topk[:N]
@@ -105,26 +93,25 @@ def bitmap_cases(presets) -> Iterator[Case]:
            lambda i: stepper.update(128, 0, i % 128))
     yield ("04 CtaStepper.update (new window, W=128)", N,
            lambda i: stepper.update(128, 1 + i % 15, 0))
-    plan = prepare_unions(top, greedy_regroup(top, 128))
-    smap = vb.slot_map_figure(plan, 0, widget=True)
-    yield ("05 update_slot_map (cap64k)", N, lambda i: vb.update_slot_map(smap, plan, i % 256))
-    counts, title = vb.union_hist_for(cap, N)
-    hist = vb.union_hist_figure(counts, widget=True, title=title)
+    plan = prepare_unions(top, greedy_regroup(top, Grouping(128)))
+    smap = vu.slot_map_figure(plan, 0, widget=True)
+    yield ("05 update_slot_map (cap64k)", N, lambda i: vu.update_slot_map(smap, plan, i % 256))
+    counts, title = vu.union_hist_for(cap, N)
+    hist = vu.union_hist_figure(counts, widget=True, title=title)
     yield ("05 union_hist_for + update_union_hist (cap64k)", N,
-           lambda i: vb.update_union_hist(hist, *vb.union_hist_for(cap, N - 64 * (i % 2))))
+           lambda i: vu.update_union_hist(hist, *vu.union_hist_for(cap, N - 64 * (i % 2))))
 
 
 def pipeline_cases(presets) -> Iterator[Case]:
-    """Chapter 06 (pipeline_plot / viz_pipeline): simulate + timeline redraw."""
-    pp = optional("pipeline_plot")
-    if pp is None:
-        return
-    from pageweaver_edu.pipeline_sim import Durations, flags_from_masks, simulate
-    from pageweaver_edu.regroup_bitmap import greedy_regroup
-    from pageweaver_edu.union_prep import prepare_unions
+    """Chapter 06: simulate + timeline redraw, and the pipeline explorer."""
+    from pageweaver_edu.core.union_plan import prepare_unions
+    from pageweaver_edu.notebook import pipeline as vp
+    from pageweaver_edu.notebook import pipeline_plot as pp
+    from pageweaver_edu.regroup.bitmap import greedy_regroup
+    from pageweaver_edu.replay.pipeline import Durations, flags_from_masks, simulate
 
     top = presets["cap64k"].topk[:N]
-    plan = prepare_unions(top, greedy_regroup(top, 128))
+    plan = prepare_unions(top, greedy_regroup(top, Grouping(128)))
     g = int(np.argmax(plan.page_counts))
     pages, masks = plan.group_pages(g)
     flags = flags_from_masks(masks)
@@ -132,10 +119,8 @@ def pipeline_cases(presets) -> Iterator[Case]:
     yield (f"06 simulate + update_timeline_widget ({len(pages)} pages)", 8,
            lambda i: pp.update_timeline_widget(
                widget, simulate(pages, flags, Durations(qk=1.0 + 0.25 * (i % 4)))))
-    vp = optional("viz_pipeline")
-    if vp is not None and hasattr(vp, "pipeline_explorer"):
-        ex = vp.pipeline_explorer(pages, flags, n_show=len(pages))
-        yield (f"06 PipelineExplorer.update ({len(pages)} pages)", 8, lambda i: ex.update())
+    ex = vp.pipeline_explorer(pages, flags, n_show=len(pages))
+    yield (f"06 PipelineExplorer.update ({len(pages)} pages)", 8, lambda i: ex.update())
 
 
 def time_case(call: Callable[[int], object], runs: int, warmup: int) -> list[float]:
@@ -161,28 +146,17 @@ def main(argv=None) -> dict:
     from pageweaver_edu.workloads import make_preset, preset_names
 
     presets = {name: make_preset(name) for name in preset_names()}
-    results, skipped = [], []
+    results = []
     for source in (regroup_cases, supports_cases, bitmap_cases, pipeline_cases):
-        try:
-            cases = list(source(presets))
-        except Exception as err:  # another chapter's API changed: report, keep going
-            print(f"note: skipping {source.__name__} ({type(err).__name__}: {err})")
-            skipped.append(f"{source.__name__}: {err}")
-            continue
-        for name, n, call in cases:
-            try:
-                ms = time_case(call, runs, args.warmup)
-            except Exception as err:
-                print(f"note: skipping {name} ({type(err).__name__}: {err})")
-                skipped.append(f"{name}: {err}")
-                continue
+        for name, n, call in source(presets):
+            ms = time_case(call, runs, args.warmup)
             results.append({"name": name, "n": n, "median_ms": round(statistics.median(ms), 2),
                             "max_ms": round(max(ms), 2)})
 
     report = {"device": cpu_model(), "date": dt.datetime.now(dt.timezone.utc).isoformat(
         timespec="seconds"), "commit": source_commit(), "python": platform.python_version(),
-        "runs": runs, "target_ms": TARGET_MS, "results": results, "skipped": skipped}
-    width = max(len(r["name"]) for r in results) if results else 10
+        "runs": runs, "target_ms": TARGET_MS, "results": results}
+    width = max(len(r["name"]) for r in results)
     print(f"{report['device']} · Python {report['python']} · {runs} timed calls per case")
     print(f"{'widget update':<{width}} {'N':>5} {'median ms':>10} {'max ms':>8}  ≤100 ms?")
     for r in results:

@@ -17,6 +17,8 @@ import sys
 
 from union8_bench_common import preset_inputs
 
+from pageweaver_edu.core.grouping import Grouping
+
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -26,23 +28,27 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     import torch
 
-    from pageweaver_edu.regroup_bitmap import greedy_regroup
-    from pageweaver_edu.union8_fp8_launch import Fp8UnionAttention, fp8_cache_from_bf16
-    from pageweaver_edu.union8_launch import UnionAttention, plan_from_cpu
-    from pageweaver_edu.union_prep import prepare_unions
+    from pageweaver_edu.core.union_plan import prepare_unions
+    from pageweaver_edu.gpu import (
+        Bf16UnionAttention,
+        Fp8UnionAttention,
+        GpuUnionPlan,
+        fp8_cache_from_bf16,
+    )
+    from pageweaver_edu.regroup.bitmap import greedy_regroup
 
     x = preset_inputs(args.preset, 1)
-    perm = greedy_regroup(x.cap.topk, 128, 8, **x.cap.regroup_kwargs())
-    plans = {g: plan_from_cpu([prepare_unions(x.cap.topk, perm if g == 8 else None, x.offsets,
-                                              g)], x.n, g, x.offsets) for g in (8, 4)}
+    perm = greedy_regroup(x.cap.topk, Grouping(128), **x.cap.regroup_kwargs())
+    plans = {g: GpuUnionPlan.from_cpu([prepare_unions(x.cap.topk, perm if g == 8 else None,
+                                                      x.offsets, g)]) for g in (8, 4)}
     cache = fp8_cache_from_bf16(x.k, x.v)
     runs = {}
     for name in args.kernels.split(","):
         kind, dtype = name.split("_")
         if dtype == "fp8":
-            att = Fp8UnionAttention(x.q, cache, x.cpos, x.lens, kind)
+            att = Fp8UnionAttention(x.q, cache, x.cpos, x.lens)
         else:
-            att = UnionAttention(x.q, x.k, x.v, x.cpos, x.lens, kind)
+            att = Bf16UnionAttention(x.q, (x.k, x.v), x.cpos, x.lens)
         runs[name] = (att, plans[8 if kind == "union8" else 4])
     for att, plan in runs.values():  # compile + warm up, outside the profiled launches
         att.run(plan)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import argparse
 
-from pageweaver_edu.windows import plan_windows
+from pageweaver_edu.core.grouping import Grouping
+from pageweaver_edu.core.windows import window_table
 from pageweaver_edu.workloads import make_preset
 
 
@@ -60,10 +61,10 @@ def main(argv=None) -> int:
     for name in args.presets.split(","):
         cap = make_preset(name, seed=0)
         for w in (int(x) for x in args.windows.split(",")):
-            plan = plan_windows(cap.topk, w, 8, **cap.regroup_kwargs())
+            plan = window_table(cap.topk, Grouping(w), **cap.regroup_kwargs())
             sets = [frozenset(int(p) for p in row if p >= 0) for row in plan.canonical]
             pairs = exact = 0
-            for (start, end), ident in zip(plan.windows.tolist(), plan.identity, strict=True):
+            for (start, end), ident in zip(plan.windows.tolist(), plan.fallback, strict=True):
                 if not ident:
                     p, e = exact_pairs(sets, start, end, 8)
                     pairs, exact = pairs + p, exact + e

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pageweaver_edu.regroup_bitmap import greedy_regroup
-from pageweaver_edu.union_metrics import union_stats
-from pageweaver_edu.union_prep import prepare_unions
+from pageweaver_edu.core.grouping import Grouping
+from pageweaver_edu.core.union_metrics import union_stats
+from pageweaver_edu.core.union_plan import prepare_unions
+from pageweaver_edu.regroup.bitmap import greedy_regroup
 from pageweaver_edu.workloads import make_preset
 
 FLOP_PER_C4_ROUND = 64 * 128 * 128 * 4  # 64 rows x 128 tokens x d=128, QK and PV, 2 flop/FMA
@@ -48,6 +49,14 @@ class PresetInputs:
     @property
     def cap(self):
         return self.caps[0]
+
+    def prepare(self, perm, group: int = 8):
+        """The GPU union plan of π ``perm`` ([H, N] on the GPU), prepared as a live call does
+        it: on the GPU, no host work on data, untrimmed."""
+        from pageweaver_edu.gpu import gpu_prepare_unions
+
+        return gpu_prepare_unions(self.t32, perm, self.offsets, group, trim=False,
+                                  validate=False)
 
 
 def preset_inputs(name: str, heads: int) -> PresetInputs:
@@ -87,17 +96,17 @@ class Orderings:
 
 def prepare_orderings(x: PresetInputs, windows, rng) -> Orderings:
     """The original order, the CPU greedy for every W in ``windows`` (= the GPU greedy bit for
-    bit; tests/test_gpu_kernels checks that) and a random order drawn from ``rng``."""
+    bit, as tests/gpu checks) and a random order drawn from ``rng``."""
     import torch
 
-    from pageweaver_edu.union8_launch import plan_from_cpu
+    from pageweaver_edu.gpu import GpuUnionPlan
 
     caps, n, offsets = x.caps, x.n, x.offsets
     perms = {"original": [np.arange(n)] * len(caps)}
     cpu_s = {}
     for w in windows:
         t0 = time.perf_counter()
-        perms[f"w{w}"] = [greedy_regroup(c.topk, w, 8, **c.regroup_kwargs()) for c in caps]
+        perms[f"w{w}"] = [greedy_regroup(c.topk, Grouping(w), **c.regroup_kwargs()) for c in caps]
         cpu_s[w] = time.perf_counter() - t0
     perms["random"] = [rng.permutation(n) for _ in caps]
     stats = {}
@@ -107,10 +116,10 @@ def prepare_orderings(x: PresetInputs, windows, rng) -> Orderings:
                       "c4": sum(s.c4 for s in st), "edges": sum(s.edges for s in st)}
     stats["original_g4"] = {"c4": sum(union_stats(c.topk, None, offsets, 4).union_visits
                                       for c in caps)}
-    plans = {key: plan_from_cpu([prepare_unions(c.topk, p, offsets, 8)
-                                 for c, p in zip(caps, ps, strict=True)], n, 8, offsets)
+    plans = {key: GpuUnionPlan.from_cpu([prepare_unions(c.topk, p, offsets, 8)
+                                         for c, p in zip(caps, ps, strict=True)])
              for key, ps in perms.items()}
-    plan4 = plan_from_cpu([prepare_unions(c.topk, None, offsets, 4) for c in caps], n, 4, offsets)
+    plan4 = GpuUnionPlan.from_cpu([prepare_unions(c.topk, None, offsets, 4) for c in caps])
     perm_gpu = {key: torch.from_numpy(np.stack(ps).astype(np.int32)).cuda()
                 for key, ps in perms.items()}
     return Orderings(perms, stats, plans, plan4, perm_gpu, cpu_s)
@@ -167,7 +176,7 @@ def time_baselines(x: PresetInputs, name: str, heads: int, args, add, check: dic
     printed); without it the baselines are only timed."""
     import torch
 
-    from pageweaver_edu.attention_baselines import FlexPageAttention, dedup_topk, gather_reference
+    from pageweaver_edu.replay.baselines import FlexPageAttention, dedup_topk, gather_reference
 
     q, k, v, cpos, lens = x.q, x.k, x.v, x.cpos, x.lens
     ids = dedup_topk(x.t32)
@@ -234,18 +243,19 @@ def smoke_outputs(case: SmokeCase, launch) -> list:
     and Union4, then over the GPU regroup's π with the GPU-prepared Union8 plan; synchronised."""
     import torch
 
-    from pageweaver_edu.gpu import gpu_greedy_regroup
-    from pageweaver_edu.union8_launch import gpu_prepare_plan, plan_from_cpu
+    from pageweaver_edu.gpu import GpuUnionPlan, gpu_greedy_regroup, gpu_prepare_unions
 
     topk, q = case.topk, case.q
-    heads, n = topk.shape[0], topk.shape[1]
+    heads = topk.shape[0]
     outs = []
     for g in (8, 4):
-        plan = plan_from_cpu([prepare_unions(topk[h], None, None, g) for h in range(heads)], n, g)
+        plan = GpuUnionPlan.from_cpu([prepare_unions(topk[h], None, None, g)
+                                      for h in range(heads)])
         outs.append(launch(plan, torch.full_like(q, float("nan"))))
     t32 = torch.from_numpy(topk).to(torch.int32).cuda().contiguous()
-    outs.append(launch(gpu_prepare_plan(t32, gpu_greedy_regroup(t32, 8, 8)),
-                       torch.full_like(q, float("nan"))))
+    plan = gpu_prepare_unions(t32, gpu_greedy_regroup(t32, Grouping(8)), trim=False,
+                              validate=False)
+    outs.append(launch(plan, torch.full_like(q, float("nan"))))
     torch.cuda.synchronize()
     return outs
 

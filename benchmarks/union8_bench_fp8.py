@@ -12,7 +12,8 @@ import numpy as np
 import union8_bench_common as common
 from union8_bench_common import nrms
 
-from pageweaver_edu.attention import reference_attention
+from pageweaver_edu.core.attention import reference_attention
+from pageweaver_edu.core.grouping import Grouping
 
 FP8_DENSE_PEAK_TFLOPS = 1979.0  # H100/H200 SXM dense FP8 tensor-core peak (datasheet)
 FP8_TARGETS = {"vs_bf16_union8": 1.5, "vs_flex": 25.0, "fraction_of_fp8_peak_c4": 0.40,
@@ -25,28 +26,33 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     """FP8 Union8 / Union4 on one preset: checks, then complete-call timings (see __doc__)."""
     import torch
 
-    from pageweaver_edu.fp8_emulation import Fp8KV, fp8_union_attention, reference_on_cache
-    from pageweaver_edu.gpu import regroup_plan
-    from pageweaver_edu.union8_fp8_launch import Fp8UnionAttention, fp8_cache_from_bf16
-    from pageweaver_edu.union8_launch import UnionAttention, gpu_prepare_plan
-    from pageweaver_edu.union8ws_launch import WsUnionAttention, bf16_half_pages
+    from pageweaver_edu.gpu import (
+        Bf16UnionAttention,
+        Bf16WsUnionAttention,
+        Fp8UnionAttention,
+        Fp8WsUnionAttention,
+        fp8_cache_from_bf16,
+        regroup_launch,
+    )
+    from pageweaver_edu.replay.fp8 import Fp8KV, fp8_union_attention, reference_on_cache
 
     x = common.preset_inputs(name, heads)
     cap, n, offsets, q, k, v = x.cap, x.n, x.offsets, x.q, x.k, x.v
     cpos, lens, t32, lens64 = x.cpos, x.lens, x.t32, x.lens64
+    prepare = x.prepare
     cache = fp8_cache_from_bf16(k, v)
     rng = np.random.default_rng(0)
     o = common.prepare_orderings(x, (128,), rng)
     stats, plans, plan4, perm_gpu = o.stats, o.plans, o.plan4, o.perm_gpu
-    f8 = Fp8UnionAttention(q, cache, cpos, lens, "union8")
-    f4 = Fp8UnionAttention(q, cache, cpos, lens, "union4")
-    f8s3 = Fp8UnionAttention(q, cache, cpos, lens, "union8", slots=3)
-    b8 = UnionAttention(q, k, v, cpos, lens, "union8")
-    b4 = UnionAttention(q, k, v, cpos, lens, "union4")
-    ws = WsUnionAttention(q, cache, cpos, lens)
-    wss = WsUnionAttention(q, cache, cpos, lens, overlap=False)
-    wsb = WsUnionAttention(q, bf16_half_pages(k, v), cpos, lens)
-    rg = regroup_plan(n, heads, x.kk, 128, 8, 512, offsets, None, cap.page_size)
+    f8 = Fp8UnionAttention(q, cache, cpos, lens)
+    f4 = Fp8UnionAttention(q, cache, cpos, lens)  # run with g = 4 plans: Union4
+    f8s3 = Fp8UnionAttention(q, cache, cpos, lens, slots=3)
+    b8 = Bf16UnionAttention(q, (k, v), cpos, lens)
+    b4 = Bf16UnionAttention(q, (k, v), cpos, lens)
+    ws = Fp8WsUnionAttention(q, cache, cpos, lens)
+    wss = Fp8WsUnionAttention(q, cache, cpos, lens, overlap=False)
+    wsb = Bf16WsUnionAttention(q, (k, v), cpos, lens)
+    rg = regroup_launch(n, heads, x.kk, Grouping(128), offsets, cap.page_size)
 
     # ---- correctness (outputs poisoned with NaN before every run)
     fresh = common.poisoned(f8, f4, f8s3, b8, ws, wss)
@@ -75,14 +81,14 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
              "all_rows_written": not bool(torch.isnan(base).any())}
     same = {key: bool(torch.equal(base, fresh(lambda key=key: f8.run(plans[key]))))
             for key in plans}
-    same["online_w128"] = bool(torch.equal(base, fresh(lambda: f8.run(gpu_prepare_plan(
-        t32, rg.run(t32, lens64), 8, offsets)))))
+    same["online_w128"] = bool(torch.equal(
+        base, fresh(lambda: f8.run(prepare(rg.run(t32, lens64))))))
     same["union4"] = bool(torch.equal(base, fresh(lambda: f4.run(plan4))))
     same["union8_3slots"] = bool(torch.equal(base, fresh(lambda: f8s3.run(plans["w128"]))))
-    for key in plans:
+    for key in plans:  # the warp-specialized kernel runs the same arithmetic
         same[f"union8ws_{key}"] = bool(torch.equal(base, fresh(lambda key=key: ws.run(plans[key]))))
-    same["union8ws_online_w128"] = bool(torch.equal(base, fresh(lambda: ws.run(gpu_prepare_plan(
-        t32, rg.run(t32, lens64), 8, offsets)))))
+    same["union8ws_online_w128"] = bool(torch.equal(
+        base, fresh(lambda: ws.run(prepare(rg.run(t32, lens64))))))
     same["union8ws_serial"] = bool(torch.equal(base, fresh(lambda: wss.run(plans["w128"]))))
     check["bitwise_identical"] = same
     print(f"  check: nrms vs float64 {check['nrms_vs_float64']:.3e}, vs emulation "
@@ -94,55 +100,44 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     ident, p128 = perm_gpu["original"], perm_gpu["w128"]
     c4o, c4w, c4u4 = stats["original"]["c4"], stats["w128"]["c4"], stats["original_g4"]["c4"]
     t = {}
-    t["T0"] = add("union8_fp8_original", lambda: f8.run(gpu_prepare_plan(t32, ident, 8, offsets)),
+    t["T0"] = add("union8_fp8_original", lambda: f8.run(prepare(ident)),
                   c4=c4o)
     add("union8_fp8_original_attn", lambda: f8.run(plans["original"]), c4=c4o)
-    t["u4"] = add("union4_fp8_original", lambda: f4.run(gpu_prepare_plan(t32, ident, 4, offsets)),
+    t["u4"] = add("union4_fp8_original", lambda: f4.run(prepare(ident, 4)),
                   c4=c4u4)
     add("union4_fp8_original_attn", lambda: f4.run(plan4), c4=c4u4)
     t["fixed"] = add("union8_fp8_fixed_w128",
-                     lambda: f8.run(gpu_prepare_plan(t32, p128, 8, offsets)), c4=c4w)
+                     lambda: f8.run(prepare(p128)), c4=c4w)
     add("union8_fp8_fixed_w128_attn", lambda: f8.run(plans["w128"]), c4=c4w)
     add("union8_fp8_fixed_w128_3slots_attn", lambda: f8s3.run(plans["w128"]), c4=c4w)
-    t["online"] = add("union8_fp8_online_w128", lambda: f8.run(gpu_prepare_plan(
-        t32, rg.run(t32, lens64), 8, offsets)), c4=c4w)
-    add("union8_fp8_random_ids", lambda: f8.run(gpu_prepare_plan(
-        t32, perm_gpu["random"], 8, offsets)), c4=stats["random"]["c4"])
+    t["online"] = add("union8_fp8_online_w128", lambda: f8.run(prepare(rg.run(t32, lens64))),
+                      c4=c4w)
+    add("union8_fp8_random_ids", lambda: f8.run(prepare(perm_gpu["random"])),
+        c4=stats["random"]["c4"])
     add("gpu_regroup_w128", lambda: rg.run(t32, lens64))
-    # the warp-specialized kernel (kernels/union8ws.cu), same calls
-    t["ws_T0"] = add("union8ws_fp8_original",
-                     lambda: ws.run(gpu_prepare_plan(t32, ident, 8, offsets)), c4=c4o)
+    # the warp-specialized kernels (kernels/union8ws.cu), same calls
+    t["ws_T0"] = add("union8ws_fp8_original", lambda: ws.run(prepare(ident)), c4=c4o)
     add("union8ws_fp8_original_attn", lambda: ws.run(plans["original"]), c4=c4o)
-    t["ws_fixed"] = add("union8ws_fp8_fixed_w128",
-                        lambda: ws.run(gpu_prepare_plan(t32, p128, 8, offsets)), c4=c4w)
+    t["ws_fixed"] = add("union8ws_fp8_fixed_w128", lambda: ws.run(prepare(p128)), c4=c4w)
     add("union8ws_fp8_fixed_w128_attn", lambda: ws.run(plans["w128"]), c4=c4w)
     add("union8ws_fp8_fixed_w128_attn_serial", lambda: wss.run(plans["w128"]), c4=c4w)
-    add("union8ws_fp8_original_attn_serial", lambda: wss.run(plans["original"]), c4=c4o)
-    t["wsb_T0"] = add("union8ws_bf16_original",
-                      lambda: wsb.run(gpu_prepare_plan(t32, ident, 8, offsets)), c4=c4o)
-    t["wsb_fixed"] = add("union8ws_bf16_fixed_w128",
-                         lambda: wsb.run(gpu_prepare_plan(t32, p128, 8, offsets)), c4=c4w)
-    for ab in ("no_softmax", "no_mma", "ring_only"):
-        wa = WsUnionAttention(q, cache, cpos, lens, ablate=ab)
-        add(f"union8ws_fp8_fixed_w128_attn_ablate_{ab}", lambda wa=wa: wa.run(plans["w128"]),
-            c4=c4w)
-        add(f"union8ws_fp8_original_attn_ablate_{ab}", lambda wa=wa: wa.run(plans["original"]),
-            c4=c4o)
-    t["ws_online"] = add("union8ws_fp8_online_w128", lambda: ws.run(gpu_prepare_plan(
-        t32, rg.run(t32, lens64), 8, offsets)), c4=c4w)
+    t["ws_online"] = add("union8ws_fp8_online_w128", lambda: ws.run(prepare(rg.run(t32, lens64))),
+                         c4=c4w)
+    t["wsb_T0"] = add("union8ws_bf16_original", lambda: wsb.run(prepare(ident)), c4=c4o)
+    t["wsb_fixed"] = add("union8ws_bf16_fixed_w128", lambda: wsb.run(prepare(p128)), c4=c4w)
     # BF16 kernels of the same run (for the ratios; names as in the BF16 result files)
     t["bf16_T0"] = add("union8_original",
-                       lambda: b8.run(gpu_prepare_plan(t32, ident, 8, offsets)), c4=c4o)
+                       lambda: b8.run(prepare(ident)), c4=c4o)
     t["bf16_fixed"] = add("union8_fixed_w128",
-                          lambda: b8.run(gpu_prepare_plan(t32, p128, 8, offsets)), c4=c4w)
-    t["bf16_online"] = add("union8_online_w128", lambda: b8.run(gpu_prepare_plan(
-        t32, rg.run(t32, lens64), 8, offsets)), c4=c4w)
-    add("union4_original", lambda: b4.run(gpu_prepare_plan(t32, ident, 4, offsets)), c4=c4u4)
+                          lambda: b8.run(prepare(p128)), c4=c4w)
+    t["bf16_online"] = add("union8_online_w128", lambda: b8.run(prepare(rg.run(t32, lens64))),
+                           c4=c4w)
+    add("union4_original", lambda: b4.run(prepare(ident, 4)), c4=c4u4)
 
     # ---- baselines (timed only)
     common.time_baselines(x, name, heads, args, add, check, t)
 
-    # ---- accounting (§8) and targets
+    # ---- accounting (docs/definitions.md#cost-accounting) and targets
     acct = {"w128": {"S_exec_us": round(t["T0"] - t["fixed"], 2),
                      "C_online_us": round(t["online"] - t["fixed"], 2),
                      "S_net_us": round(t["T0"] - t["online"], 2)}}
@@ -173,13 +168,13 @@ def smoke_fp8() -> int:
     """Tiny FP8 end-to-end call (2 KV heads, tail groups, causal + lengths, Union8 / Union4,
     CPU and GPU plans) for compute-sanitizer and as a hang check."""
 
-    from pageweaver_edu.fp8_emulation import Fp8KV, fp8_union_attention, reference_on_cache
-    from pageweaver_edu.union8_fp8_launch import fp8_cache_from_bf16
-    from pageweaver_edu.union8_fp8_launch import fp8_union_attention as run_fp8
+    from pageweaver_edu.gpu import Fp8UnionAttention, fp8_cache_from_bf16
+    from pageweaver_edu.replay.fp8 import Fp8KV, fp8_union_attention, reference_on_cache
 
     s = common.smoke_case()
     cache = fp8_cache_from_bf16(s.k, s.v)
-    outs = common.smoke_outputs(s, lambda plan, out: run_fp8(s.q, cache, plan, s.c, s.ln, out=out))
+    outs = common.smoke_outputs(
+        s, lambda plan, out: Fp8UnionAttention(s.q, cache, s.c, s.ln, out=out).run(plan))
     lg = cache.logical
     kv = Fp8KV(lg.k8.cpu(), lg.v8.cpu(), lg.k_scale.cpu(), lg.v_scale.cpu())
     ref = reference_on_cache(s.q.cpu(), kv, s.topk, s.cpos, s.lens)
@@ -209,13 +204,12 @@ def _fp8_row(r) -> str:
 def _ws_row(r) -> str:
     m = {x["name"]: x["median_us"] for x in r["results"]}
     s = r["summary"]
-    abl = " ".join(f"{a}={m[f'union8ws_fp8_fixed_w128_attn_ablate_{a}']:.0f}"
-                   for a in ("no_softmax", "no_mma", "ring_only"))
-    return (f"{r['workload']:17s} {r['kv_heads']:2d} T0/fixed/online "
+    return (f"{r['workload']:17s} {r['kv_heads']:2d} FP8 T0/fixed/online "
             f"{'/'.join(f'{v:.0f}' for v in s['union8ws_T0_T_fixed_T_online_us'])}  attn "
             f"{m['union8ws_fp8_fixed_w128_attn']:.0f} "
-            f"(serial {m['union8ws_fp8_fixed_w128_attn_serial']:.0f})  U8ws/U4 "
-            f"{s['union8ws_over_union4_fp8']:.3f}  ablate W128: {abl}")
+            f"(serial {m['union8ws_fp8_fixed_w128_attn_serial']:.0f})  BF16 T0/fixed "
+            f"{m['union8ws_bf16_original']:.0f}/{m['union8ws_bf16_fixed_w128']:.0f}  U8ws/U4 "
+            f"{s['union8ws_over_union4_fp8']:.3f}")
 
 
 def print_fp8_table(records) -> None:

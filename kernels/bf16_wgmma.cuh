@@ -65,7 +65,7 @@ __device__ __forceinline__ void wgmma_m64n128k16_acc(float (&d)[64], const uint3
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
 }
 
-// Issue (not wait for) S = Q K^T of a stage: 8 k16 steps, the last 4 in the second blocks.
+// Start (not wait for) S = Q K^T of a stage: 8 k16 steps, the last 4 in the second blocks.
 __device__ __forceinline__ void issue_qk(float (&d)[32], uint32_t q_tile, uint32_t k_tile) {
   wgmma_fence();
 #pragma unroll
@@ -81,7 +81,7 @@ __device__ __forceinline__ void issue_qk(float (&d)[32], uint32_t q_tile, uint32
   }
   wgmma_commit();
 }
-// Issue (not wait for) O += P V of a stage: 4 k16 steps over its 64 tokens.
+// Start (not wait for) O += P V of a stage: 4 k16 steps over its 64 tokens.
 __device__ __forceinline__ void issue_pv(float (&o)[64], const uint32_t (&pa)[kPVSteps][4],
                                          uint32_t vt_tile) {
   const uint64_t desc = sw128_desc(vt_tile);

@@ -1,6 +1,6 @@
 // The slot protocol of the Union8 / Union4 kernels (kernels/union8.cu BF16, kernels/union8_fp8.cu
 // FP8), Figure 3 of arXiv:2610.11201: the PTX primitives both kernels stage U_G with.
-// Symbols as in PAGEWEAVER.md and the notebooks:
+// Symbols as in docs/definitions.md#slot-protocol and the notebooks:
 //   slot s     one stage of K and V in every CTA's shared memory (BF16: half a page, FP8: a
 //              page); stage n of the walk goes to slot n % kNumSlots, so each slot's barriers
 //              complete one phase per kNumSlots stages;
@@ -12,11 +12,11 @@
 // Memory scopes: waits are acquire.cta and the peer's arrive on ② is release.cta (the CUTLASS
 // pipelines' choice). Event ① orders async-proxy bytes that complete_tx makes visible with the
 // phase itself; event ② only has to order the peer's completed ldmatrix/wgmma reads of its own
-// slot before the producer issues the next copy into it (write-after-read), and no thread
+// slot before the producer starts the next copy into it (write-after-read), and no thread
 // reads data the other CTA wrote. Cluster scope is not needed and costs on every stage: sm_90a
 // compiles acquire.cluster to an L1 invalidation (CCTL.IVALL, so the next page-id / mask loads
-// miss L1) and release.cluster to MEMBAR.ALL.GPU; dropping both took the BF16 Union8 kernel
-// from 2.81 to 2.04 ms on cap64k (H200, 2026-12-01), racecheck, memcheck and synccheck clean.
+// miss L1) and release.cluster to MEMBAR.ALL.GPU, once per stage (what dropping both saved:
+// benchmarks/union8_notes.md).
 // Two ways to wait: mbar_wait_spin (unbounded, the BF16 kernel) and mbar_wait_bounded
 // (faults after a timeout instead of hanging the device, the FP8 kernels).
 #pragma once

@@ -1,6 +1,7 @@
 // FP8 E4M3 arithmetic of the Union8 / Union4 kernels on Hopper tensor cores (wgmma, sm_90a):
 // the pieces every FP8 union kernel runs the same way, so that their outputs agree bit for bit
-// with each other and op for op with the CPU emulation (pageweaver_edu's fp8 emulation).
+// with each other and op for op with the CPU replay (pageweaver_edu/replay/fp8.py). The generic
+// pieces (descriptors, waits, softmax maximum and sums, epilogue) serve bf16_wgmma.cuh too.
 //
 // Per page p of a group's union U_G and per row (query i, local Q head) of an M64 tile:
 //   S   = Q8 K8^T                              wgmma m64n128k32 e4m3, FP32, fresh accumulator
@@ -172,7 +173,7 @@ template <int kPending>  // wait until at most kPending committed wgmma groups a
 __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPending) : "memory");
 }
-// Issue (without waiting) D = A B over the 4 k32 steps as one committed group: A from
+// Start (without waiting for) D = A B over the 4 k32 steps as one committed group: A from
 // registers (the P fragments of PV) or from a shared tile (Q8 of QK).
 __device__ __forceinline__ void wgmma_issue(float (&d)[64], const uint32_t (&a)[kKSteps][4],
                                             uint32_t tile) {

@@ -1,4 +1,4 @@
-// Constants shared by every PageWeaver kernel; the symbols follow PAGEWEAVER.md and the
+// Constants shared by every PageWeaver kernel; the symbols follow docs/definitions.md and the
 // notebooks: S_i (a query's selected pages), U_G (a group's page union), π (slot r runs
 // original query π[r]), g (queries per group), B (bitmap capacity in pages).
 #pragma once

@@ -1,4 +1,4 @@
-// Greedy regroup, GPU form (PAGEWEAVER.md §4.1; arXiv:2610.11201, Algorithm 1).
+// Greedy regroup, GPU form (docs/definitions.md#regroup-on-a-gpu; arXiv:2610.11201, Algorithm 1).
 //
 // One CTA per window of W consecutive queries of one (request, chunk); windows of every
 // chunk, request and KV head run in parallel (grid = [windows, heads]). Inside a window the
@@ -16,8 +16,8 @@
 //   warp winner: one redux.sync min; CTA winner: each warp's lane 0 writes its key to a
 //   double-buffered shared slot, ONE __syncthreads, every thread takes the min of the slots;
 //   update: fresh = S_j* & ~U_G; U_G |= S_j*; delta_j -= Σ_w popcount(bits_j[w] & fresh[w]).
-// Round ≈ 400 SM cycles on the H200: 16 popcounts per thread (the POPC pipe runs at 1/8 of
-// the warp rate) plus the chain redux → bar.sync → shared loads → update.
+// A round is 16 popcounts per thread (the POPC pipe runs at 1/8 of the warp rate) plus the
+// chain redux → bar.sync → shared loads → update.
 //
 // Family "pairs" (K <= 16, W <= 128; kernels regroup_pairs_w<W>): the CTA first builds, for
 // every ordered pair of window queries (j, i), the 16-bit mask M[j][i] of S_i's Top-K slots
@@ -29,17 +29,18 @@
 //   the winner's key gives every lane its next load address with one LOP3 (see pair_tie)
 // A round is Q shared loads, ANDs and popcounts (Q = candidates per lane) and one redux;
 // the lane's candidates are compacted (Q 4 → 3 → 2 → 1) as they leave R. For g = 8 a group's
-// eight rounds run unrolled and its seed needs no redux (see pair_rounds). On the H200 a
-// round costs about 127 SM cycles at Q <= 2 (redux.sync + move 47, shared load 35, popcount
-// 23, and about 5 one-cycle-issue ALU steps) and about 146 on average over W128's Q 4 → 1.
+// eight rounds run unrolled and its seed needs no redux (see pair_rounds). A round's chain is
+// redux.sync, a move, one LOP3, one shared load, a popcount and a few ALU steps (what each
+// costs on the H200: benchmarks/bench_gpu_regroup_notes.md).
 // M is built without a pair loop: C_p = the W-bit column of window queries selecting page p
 // (shared, one atomicOr per edge); thread i gathers C_{p_k} of its own slots k (a 16 x W
 // bit matrix, one 8- or 16-byte load per slot) and transposes it in registers, 16 x 16 bits
 // at a time (a byte permute and three masked shift stages), into M[·][i]; each transposed
 // word holds two rows of M and is stored as it is (M is kept as row pairs).
 //
-// Capacity fallback (§4), decided on the GPU without a host sync: a window that sees a valid
-// page id >= B (or a length L_i > B·P) writes the identity; the windows of a multi-window
+// Capacity fallback (docs/definitions.md#capacity-fallback), decided on the GPU without a host
+// sync: a window that sees a valid page id >= B (or a length L_i > B·P) writes the identity;
+// the windows of a multi-window
 // chunk meet in two 64-bit words of global scratch per (launch parity, head, chunk), zero at
 // the start of a launch (the chunk's first window clears the other parity's words for the
 // next launch):
@@ -334,8 +335,8 @@ __device__ __forceinline__ uint32_t bit_select(uint32_t mask, uint32_t if_set, u
 // In-register transpose of two 16 x 16 bit blocks held side by side in 16 words: afterwards
 // bit k of the low (high) half of x[t] is bit t (16 + t) of the original x[k]. Stage s swaps
 // the s x s sub-blocks off the diagonal: s = 8 moves whole bytes (two PRMTs per word pair),
-// s = 4, 2, 1 are bit-field selects (per word one shift and one LOP3; the left shifts issue
-// as IMAD.SHL on the FMA pipe, so the integer pipe, the build's bottleneck, takes 3 of a
+// s = 4, 2, 1 are bit-field selects (per word one shift and one LOP3; the left shifts compile
+// to IMAD.SHL on the FMA pipe, so the integer pipe, the build's bottleneck, takes 3 of a
 // pair's 4 instructions). A shifted bit never crosses into the other half.
 __device__ __forceinline__ void transpose_16x16x2(uint32_t (&x)[kPairSlots]) {
 #pragma unroll
@@ -359,7 +360,7 @@ __device__ __forceinline__ void transpose_16x16x2(uint32_t (&x)[kPairSlots]) {
   }
 }
 
-// Issues the loads of query i's Top-K row (K <= 16) into p (-1 past K or for no query).
+// Starts the loads of query i's Top-K row (K <= 16) into p (-1 past K or for no query).
 __device__ __forceinline__ void load_own_ids(const Args& a, const int* row, bool present,
                                              int (&p)[kPairSlots]) {
   if (present && (a.k & 3) == 0) {
@@ -392,7 +393,7 @@ __device__ __forceinline__ uint32_t in_range_slots(const Args& a, const int (&p)
 
 // all_i: the slots of `used` whose id no earlier slot holds (first occurrences). Rows whose
 // used ids strictly increase (Top-K lists sorted by page id, as in the captures and presets
-// here) have no repeat: 16 compares instead of 120 (-0.16 us at W128 on cap64k).
+// here) have no repeat: 16 compares instead of 120.
 __device__ __forceinline__ uint32_t first_slots(const int (&p)[kPairSlots], uint32_t used) {
   bool ascending = true;
   int last = -1;
@@ -532,7 +533,7 @@ template <int W, int Q>
 __device__ __forceinline__ void pair_rounds(const Args& a, PairsShared<W>& sm, Candidates<Q>& c,
                                             int& slot, int& members, unsigned& next_seed,
                                             int end) {
-  constexpr int kGroup = 8;  // the g of the unrolled path (PAGEWEAVER.md's default)
+  constexpr int kGroup = 8;  // the g of the unrolled path (Union8's g)
   const char* m = reinterpret_cast<const char*>(sm.pairs);
   auto take = [&](unsigned tie) {  // j = tie >> kIdShift leaves R and joins G
     if (threadIdx.x == 0) sm.perm[slot] = static_cast<int>(tie >> kIdShift);
@@ -611,7 +612,7 @@ __device__ __forceinline__ Candidates<Q - 1> compact(PairsShared<W>& sm, const C
 
 // Rounds with Q candidates per lane while more than 32·(Q-1) remain, then compaction to Q-1
 // (each step removes one load and one popcount from every later round; the popcount pipe
-// takes 8 cycles per warp instruction, so a round costs about 15 cycles per candidate slot).
+// runs at 1/8 of the warp rate, so every candidate slot a lane drops shortens the round).
 template <int W, int Q>
 __device__ __forceinline__ void pair_phases(const Args& a, PairsShared<W>& sm, Candidates<Q>& c,
                                             int& slot, int& members, unsigned& next_seed,

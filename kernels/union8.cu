@@ -1,5 +1,6 @@
-// Union8 / Union4 sparse attention over a group's page union (PAGEWEAVER.md §2, §5, §6;
-// arXiv:2610.11201, §4.2 and Figure 3). BF16 teaching version: mma.sync m16n8k16, FP32 state.
+// Union8 / Union4 sparse attention over a group's page union (docs/definitions.md#union8-execution,
+// docs/definitions.md#slot-protocol; arXiv:2610.11201, §4.2 and Figure 3). BF16 teaching
+// version: mma.sync m16n8k16, FP32 state.
 //
 // Work split. One group G = g execution slots; slot r runs original query π[base + r].
 //   Union8: a cluster of two 128-thread CTAs (__cluster_dims__(2,1,1)); CTA0 owns slots 0-3,
@@ -18,8 +19,8 @@
 //   outputs, no combine, no output reorder. Slots past a short tail group write nothing.
 //
 // KV staging (Figure 3). Each CTA owns kNumSlots (= 2) KV slots; a slot holds one stage: half a
-// page (64 tokens) of K and of V, 32 KiB (the paper's slot size: one FP8 page). Stage n of the walk is half n % 2 of page n / 2 of
-// U_G and goes to slot n % kNumSlots. Two events per slot:
+// page (64 tokens) of K and of V, 32 KiB (the paper's slot size: one FP8 page). Stage n of the
+// walk is half n % 2 of page n / 2 of U_G and goes to slot n % kNumSlots. Two events per slot:
 //   event ① "stage ready" full[s]  (one per CTA, local): thread 0 of the CTA arms it with
 //            arrive.expect_tx(bytes) and the bulk copies complete the bytes.
 //   event ② "slot free"   empty[s] (lives in CTA0): every thread of BOTH CTAs arrives once its
@@ -27,10 +28,10 @@
 //            then may CTA0 overwrite that slot in both CTAs.
 //   Schedule: stage 0 -> slot0, stage 1 -> slot1 (prologue); compute stage 0; both CTAs
 //   release slot0; stage 2 -> slot0 while stage 1 is computed; ... The producer (CTA0 warp
-//   0, which also computes) waits for event ② right after its own release: polling ② instead
-//   (issuing when it completes, blocking only for the stage it needs next, as union8_fp8.cu
-//   does) issued each stage about one stage later here: 21 % slower (measured before the
-//   memory-scope fix of cluster_pipeline.cuh).
+//   0, which also computes) waits for event ② right after its own release. Polling ② instead
+//   (copying when it completes, blocking only for the stage it needs next, as union8_fp8.cu
+//   does) starts each stage later in this kernel, whose producer also computes
+//   (benchmarks/union8_notes.md).
 // Why half pages. Two slots of a whole BF16 page (2 x 64 KiB) allow one CTA per SM, i.e. one
 // warp per SM sub-partition: every MMA, shuffle and barrier latency is exposed, and a CTA that
 // waits for its peer leaves the SM idle. Half-page slots (2 x 32 KiB) let two CTAs (two
@@ -55,10 +56,8 @@
 // n-tile takes the 8 tokens {j, j+8, ..., j+56} (one per block), so the 8 row addresses of
 // every ldmatrix phase fall in 8 different 16-byte bank groups: no bank conflicts. Softmax
 // does not care which tokens share a tile; the causal / length mask uses each column's real
-// token id, and P V reads V with the same token order.
-// (Version 1 padded every row and issued 256 row copies of 256 B per page; the copy engine's
-// per-request cost then dominated: 14.3 ms on cap64k, see benchmarks/results/*_v1_rowcopies.
-// Version 2 staged whole pages in 8 blocks of 16 rows, one CTA per SM: 3.19 ms.)
+// token id, and P V reads V with the same token order. Few large copies rather than one per
+// row: the copy engine pays per request (the earlier layouts: benchmarks/union8_notes.md).
 //
 // Arithmetic is isolated in `Bf16Math` (Q fragments, S = Q K^T, O += P V, slot geometry); an
 // FP8 E4M3 policy (per-row Q scale, scaled P, wgmma) can replace it without touching the slot
@@ -102,7 +101,7 @@ struct Args {
   UnionPlanArgs plan;                   // the union plan, positions, N, G, H (80 B)
 };
 static_assert(sizeof(Args) == 112 && offsetof(Args, plan) == 32,
-              "the packed host buffer (ARG_FORMAT in pageweaver_edu/union8_launch.py)");
+              "the packed host buffer (Bf16UnionAttention in pageweaver_edu/gpu/union8.py)");
 
 // ---------------------------------------------------------------- PTX helpers
 // The slot protocol (smem_addr, cluster_rank, cluster_sync, events ① / ②: mbar_*,

@@ -1,8 +1,9 @@
 // FP8 E4M3 Union8 / Union4 sparse attention on Hopper tensor cores (wgmma, sm_90a).
-// PAGEWEAVER.md §2, §5, §6; arXiv:2610.11201 §4.2 and Figure 3. The BF16 teaching kernel
-// (kernels/union8.cu) keeps its own arithmetic; this file runs the same slot protocol (the
-// primitives of kernels/cluster_pipeline.cuh) with wgmma arithmetic and a producer that never
-// blocks a CTA on its peer unless it must.
+// docs/definitions.md#union8-execution and docs/definitions.md#fp8-arithmetic;
+// arXiv:2610.11201 §4.2 and Figure 3. The BF16 teaching kernel (kernels/union8.cu) keeps its
+// own arithmetic; this file runs the same slot protocol (the primitives of
+// kernels/cluster_pipeline.cuh) with wgmma arithmetic and a producer that never blocks a CTA
+// on its peer unless it must.
 //
 // Work split (as union8.cu). One group G = g execution slots, slot r runs original query
 // π[base + r]. Union8: a cluster of two 128-thread CTAs, CTA0 slots 0-3, CTA1 slots 4-7.
@@ -21,14 +22,15 @@
 //   identical, and the FP8 MMA never accumulates more than one page (128 products per output)
 //   before the FP32 combine on the CUDA cores.
 //
-// Arithmetic (the same, op for op, as pageweaver_edu/fp8_emulation.py):
+// Arithmetic (kernels/fp8_wgmma.cuh, shared with the warp-specialized kernel union8ws.cu, so
+// the two give the same bits; replayed op for op by pageweaver_edu/replay/fp8.py):
 //   Q row (query, head): amax = max |q|, q8 = e4m3(q * (448 / amax)), qs = amax / 448.
 //   rf = qs * (k_scale[h] * scale * log2 e)      (per row, FP32)
 //   m' = max(m, rf * max_valid S)   a = 2^(m - m')   p = 2^(fma(S, rf, 8 - m'))  (= 256 P)
 //   l = l * a + sum p               O = fma(O, a, e4m3(p) . v8)
 //   o = bf16(O * (v_scale[h] / l))  (0 when the row saw no token)
 //
-// Paged FP8 cache (pageweaver_edu/union8_fp8_launch.py: fp8_cache_from_bf16, pack_tiles):
+// Paged FP8 cache (pageweaver_edu/gpu/fp8_tiles.py: fp8_cache_from_bf16, pack_tiles):
 //   k  [pages, H, 16384] bytes: page (p, h) of K exactly as the wgmma B operand wants it in
 //      shared memory: token t's 128 dims in row t (128 B), 16-byte chunk c stored at chunk
 //      c ^ (t & 7) (the 128-byte swizzle), so one 16 KiB bulk copy lands a ready tile.
@@ -43,20 +45,22 @@
 // pre-transposed in the cache. We take (b): zero per-page cost and the multicast copy stays a
 // plain byte copy; the price is paid by the cache writer, which appends a token as one byte in
 // each of 128 rows of the V^T page (a strided write, at column tau^-1(t)) instead of one
-// 128-byte row, and by any other consumer of the cache that expects token-major V. The column order inside each
-// 32-token block (tau) is chosen so that the S accumulator registers, converted in place, are
-// exactly the wgmma A-operand fragment of the PV product: no shuffles, no shared memory.
+// 128-byte row, and by any other consumer of the cache that expects token-major V. The column
+// order inside each 32-token block (tau) is chosen so that the S accumulator registers,
+// converted in place, are exactly the wgmma A-operand fragment of the PV product: no
+// shuffles, no shared memory.
 //   tau(a) = 32 (a >> 5) + 16 ((a >> 4) & 1) + 8 ((a >> 1) & 1) + 2 ((a >> 2) & 3) + (a & 1)
 //
 // KV staging (Figure 3), as union8.cu: kNumSlots slots per CTA, page n in slot n % kNumSlots,
 // event ① full[s] per CTA (armed by the CTA's thread 0 with expect_tx, completed by the
 // multicast bytes), event ② empty[s] in CTA0 (one release per thread of both CTAs). The
-// producer (CTA0 thread 0) issues page m only after every thread of both CTAs released page
+// producer (CTA0 thread 0) copies page m only after every thread of both CTAs released page
 // m - kNumSlots. It blocks only for the page its own CTA needs next; otherwise it polls
 // (test_wait) between phases, so CTA0 is not held back by CTA1 finishing a page late.
 // Every mbarrier wait is bounded (PW_WAIT_TIMEOUT_NS, default 10 s): a protocol bug faults
 // (the launch fails with an error) instead of hanging the device.
 #include "cluster_pipeline.cuh"
+#include "fp8_wgmma.cuh"
 #include "pageweaver_common.cuh"
 #include "union_plan_args.cuh"
 
@@ -74,19 +78,13 @@
 namespace pageweaver {
 namespace union8_fp8 {
 
-constexpr int kHeads = 16;                   // local Q heads per KV head = rows per warp
-constexpr int kDim = 128;                    // d (bytes per FP8 row)
-constexpr int kPage = 128;                   // P tokens per page
+using namespace fp8;  // the FP8 arithmetic of every FP8 union kernel (fp8_wgmma.cuh)
+
 constexpr int kWarps = kSlotsPerCta;         // one warp per execution slot = one warpgroup
 constexpr int kThreads = kWarps * kWarpSize; // 128
 constexpr int kNumSlots = PW_UNION_SLOTS;
-constexpr int kTileBytes = kPage * kDim;     // 16 KiB: one page of K (or V^T) in FP8
 constexpr int kSlotBytes = 2 * kTileBytes;   // K then V^T
 constexpr uint32_t kTxBytes = 2u * kTileBytes;
-constexpr int kKSteps = kDim / 32;           // k32 steps over d (QK) and over tokens (PV)
-constexpr int kNoLimit = 0x7fffffff;
-constexpr float kE4m3Max = 448.f;
-constexpr float kPShiftLog2 = 8.f;           // P is scaled by 2^8 before E4M3
 
 struct Args {
   const __nv_bfloat16* __restrict__ q;  // [N, H*16, 128] bf16
@@ -98,7 +96,7 @@ struct Args {
   UnionPlanArgs plan;                   // the union plan, positions, N, G, H (80 B)
 };
 static_assert(sizeof(Args) == 128 && offsetof(Args, plan) == 48,
-              "the packed host buffer (ARG_FORMAT in pageweaver_edu/union8_fp8_launch.py)");
+              "the packed host buffer (Fp8UnionAttention in pageweaver_edu/gpu/union8_fp8.py)");
 
 // ---------------------------------------------------------------- PTX helpers
 // The slot protocol (smem_addr, cluster_rank, cluster_sync, events ① / ②: mbar_*,
@@ -108,152 +106,6 @@ using namespace pipeline;
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
   mbar_wait_bounded<PW_WAIT_TIMEOUT_NS>(bar, parity);
 }
-__device__ __forceinline__ float ex2(float x) {  // MUFU.EX2; 2^-inf = 0
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-// Four FP32 -> four E4M3 bytes, x0 in the lowest byte (cvt puts its first operand high).
-__device__ __forceinline__ uint32_t pack_e4m3(float x0, float x1, float x2, float x3) {
-  uint32_t lo, hi;
-  asm("{\n\t.reg .b16 h;\n\tcvt.rn.satfinite.e4m3x2.f32 h, %2, %1;\n\tcvt.u32.u16 %0, h;\n}"
-      : "=r"(lo) : "f"(x0), "f"(x1));
-  asm("{\n\t.reg .b16 h;\n\tcvt.rn.satfinite.e4m3x2.f32 h, %2, %1;\n\tcvt.u32.u16 %0, h;\n}"
-      : "=r"(hi) : "f"(x2), "f"(x3));
-  return lo | (hi << 16);
-}
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const uint32_t*>(&v);
-}
-
-// ---------------------------------------------------------------- wgmma (sm_90a)
-// Shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row atoms of 1 KiB (SBO),
-// LBO unused for swizzled K-major (1 by convention). The tile base is 1 KiB aligned; a k32
-// step advances the start address by 32 bytes inside the swizzle atom.
-__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr) {
-  return static_cast<uint64_t>((addr >> 4) & 0x3FFFu) | (1ull << 16) |
-         (static_cast<uint64_t>(1024 >> 4) << 32) | (1ull << 62);
-}
-__device__ __forceinline__ void wgmma_fence() {
-  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-}
-__device__ __forceinline__ void wgmma_commit() {
-  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-}
-__device__ __forceinline__ void wgmma_wait_all() {
-  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-}
-// Keeps the compiler from touching accumulator registers across the asynchronous MMA.
-__device__ __forceinline__ void fence_acc(float (&d)[64]) {
-#pragma unroll
-  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
-#define PW_D16(X, b) X(b + 0), X(b + 1), X(b + 2), X(b + 3), X(b + 4), X(b + 5), X(b + 6), \
-    X(b + 7), X(b + 8), X(b + 9), X(b + 10), X(b + 11), X(b + 12), X(b + 13), X(b + 14), X(b + 15)
-#define PW_D64(X) PW_D16(X, 0), PW_D16(X, 16), PW_D16(X, 32), PW_D16(X, 48)
-#define PW_RW(i) "+f"(d[i])
-#define PW_WO(i) "=f"(d[i])
-#define PW_DREGS                                                                            \
-  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "  \
-  "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, "   \
-  "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, "   \
-  "%53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
-
-// D[64x128] (+)= A[64x32] (registers, E4M3) * B[32x128] (shared, E4M3, K-major), FP32 accum.
-template <bool kAccumulate>
-__device__ __forceinline__ void wgmma_m64n128k32(float (&d)[64], const uint32_t (&a)[4],
-                                                 uint64_t desc) {
-  if constexpr (kAccumulate) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " PW_DREGS
-        ", {%64, %65, %66, %67}, %68, p, 1, 1;\n}"
-        : PW_D64(PW_RW)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(1));
-  } else {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " PW_DREGS
-        ", {%64, %65, %66, %67}, %68, p, 1, 1;\n}"
-        : PW_D64(PW_WO)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(0));
-  }
-}
-// D = sum over the 4 k32 steps (a fresh accumulator: the first step ignores D).
-__device__ __forceinline__ void wgmma_tile(float (&d)[64], const uint32_t (&a)[kKSteps][4],
-                                           uint32_t tile) {
-  const uint64_t desc = sw128_desc(tile);
-  wgmma_fence();
-  wgmma_m64n128k32<false>(d, a[0], desc);
-#pragma unroll
-  for (int ks = 1; ks < kKSteps; ++ks) wgmma_m64n128k32<true>(d, a[ks], desc + 2 * ks);
-  wgmma_commit();
-  wgmma_wait_all();
-  fence_acc(d);
-}
-
-// ---------------------------------------------------------------- online softmax (one page)
-// The step of the header on this warp's rows g and g + 8 (S in the accumulator registers d):
-// running max m, rescale a = 2^(m - m'), probabilities p = 2^(fma(S, rf, 8 - m')) = 2^8 P
-// (0 for the invisible columns col >= vis when kMasked), running sums l, and P converted to
-// E4M3 straight into the A fragments of the PV product: for k-step ks the accumulator tiles
-// 4ks .. 4ks + 3 give, per thread, exactly the 16 bytes the wgmma A layout asks for, in the
-// token order tau of the V^T tile.
-template <bool kMasked>
-__device__ __forceinline__ void softmax_step(float (&d)[64], int vis, int t, float rf_lo,
-                                             float rf_hi, float& m_lo, float& m_hi, float& l_lo,
-                                             float& l_hi, float& al_lo, float& al_hi,
-                                             uint32_t (&pa)[kKSteps][4]) {
-  float mx_lo = -3.0e38f, mx_hi = -3.0e38f;
-#pragma unroll
-  for (int j = 0; j < 16; ++j) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const bool ok = !kMasked || 8 * j + 2 * t + e < vis;
-      mx_lo = ok ? fmaxf(mx_lo, d[4 * j + e]) : mx_lo;
-      mx_hi = ok ? fmaxf(mx_hi, d[4 * j + 2 + e]) : mx_hi;
-    }
-  }
-#pragma unroll
-  for (int sh = 1; sh <= 2; sh <<= 1) {  // the 4 lanes of a quad share rows g and g + 8
-    mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, sh));
-    mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, sh));
-  }
-  // Column 0 is visible, so both maxima are finite; rf >= 0 keeps the order of S.
-  const float new_lo = fmaxf(m_lo, mx_lo * rf_lo), new_hi = fmaxf(m_hi, mx_hi * rf_hi);
-  al_lo = ex2(m_lo - new_lo);
-  al_hi = ex2(m_hi - new_hi);
-  m_lo = new_lo;
-  m_hi = new_hi;
-  const float sh_lo = kPShiftLog2 - new_lo, sh_hi = kPShiftLog2 - new_hi;
-  float sum_lo = 0.f, sum_hi = 0.f;
-#pragma unroll
-  for (int j = 0; j < 16; ++j) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      float p0 = ex2(fmaf(d[4 * j + e], rf_lo, sh_lo));
-      float p1 = ex2(fmaf(d[4 * j + 2 + e], rf_hi, sh_hi));
-      if (kMasked && 8 * j + 2 * t + e >= vis) p0 = p1 = 0.f;
-      d[4 * j + e] = p0;
-      d[4 * j + 2 + e] = p1;
-      sum_lo += p0;
-      sum_hi += p1;
-    }
-  }
-  l_lo = l_lo * al_lo + sum_lo;
-  l_hi = l_hi * al_hi + sum_hi;
-#pragma unroll
-  for (int ks = 0; ks < kKSteps; ++ks) {
-    const int j = 4 * ks;
-    pa[ks][0] = pack_e4m3(d[4 * j], d[4 * j + 1], d[4 * j + 4], d[4 * j + 5]);
-    pa[ks][1] = pack_e4m3(d[4 * j + 2], d[4 * j + 3], d[4 * j + 6], d[4 * j + 7]);
-    pa[ks][2] = pack_e4m3(d[4 * j + 8], d[4 * j + 9], d[4 * j + 12], d[4 * j + 13]);
-    pa[ks][3] = pack_e4m3(d[4 * j + 10], d[4 * j + 11], d[4 * j + 14], d[4 * j + 15]);
-  }
-}
-
 // ---------------------------------------------------------------- the kernel body
 // Register layouts (g = lane / 4, t = lane % 4, warp w):
 //   accumulator d[4j + e]: row 16w + g (e < 2) or + 8 (e >= 2), column 8j + 2t + (e & 1)
@@ -309,7 +161,7 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
   const bool producer = (cta == 0) && (threadIdx.x == 0);
   const size_t tile_stride = kTileBytes;
   int issued = 0;
-  auto pump = [&](int need) {  // issue every page that may go; block only for page `need`
+  auto pump = [&](int need) {  // start every page that may go; block only for page `need`
     while (issued < count) {
       const int m = issued, s = m % kNumSlots;
       if (m >= kNumSlots) {
@@ -335,7 +187,6 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
   uint32_t qa[kKSteps][4];
   float rf_lo = 0.f, rf_hi = 0.f;  // S -> log2 units, per row
   {
-    float amax[2] = {0.f, 0.f};
     uint2 raw[2][2 * kKSteps];
     const __nv_bfloat16* qbase =
         a.q + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim;
@@ -348,30 +199,9 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
           raw[hr][c] = __ldg(reinterpret_cast<const uint2*>(
               qbase + (g + 8 * hr) * kDim + 32 * (c >> 1) + 16 * (c & 1) + 4 * t));
         }
-        const __nv_bfloat162* b2 = reinterpret_cast<const __nv_bfloat162*>(&raw[hr][c]);
-        const float2 f0 = __bfloat1622float2(b2[0]), f1 = __bfloat1622float2(b2[1]);
-        amax[hr] = fmaxf(amax[hr], fmaxf(fmaxf(fabsf(f0.x), fabsf(f0.y)),
-                                         fmaxf(fabsf(f1.x), fabsf(f1.y))));
-      }
-#pragma unroll
-      for (int d = 1; d <= 2; d <<= 1) {
-        amax[hr] = fmaxf(amax[hr], __shfl_xor_sync(0xffffffffu, amax[hr], d));
       }
     }
-    const float c_scale = __ldg(a.k_scale + head) * a.plan.scale_log2;
-#pragma unroll
-    for (int hr = 0; hr < 2; ++hr) {
-      const float inv = amax[hr] > 0.f ? kE4m3Max / amax[hr] : 0.f;
-      const float rf = (amax[hr] / kE4m3Max) * c_scale;
-      if (hr == 0) rf_lo = rf; else rf_hi = rf;
-#pragma unroll
-      for (int c = 0; c < 2 * kKSteps; ++c) {
-        const __nv_bfloat162* b2 = reinterpret_cast<const __nv_bfloat162*>(&raw[hr][c]);
-        const float2 f0 = __bfloat1622float2(b2[0]), f1 = __bfloat1622float2(b2[1]);
-        qa[c >> 1][2 * (c & 1) + hr] =
-            pack_e4m3(f0.x * inv, f0.y * inv, f1.x * inv, f1.y * inv);
-      }
-    }
+    quantize_q_rows(raw, __ldg(a.k_scale + head) * a.plan.scale_log2, qa, rf_lo, rf_hi);
   }
 
   float o[64];
@@ -403,7 +233,7 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
     }
     __syncwarp();  // wgmma is .aligned: the warp converges after the per-thread waits
 
-    if (cta_work) {  // CTA-uniform: the whole warpgroup issues the wgmma
+    if (cta_work) {  // CTA-uniform: the whole warpgroup executes the wgmma
       const uint32_t k_tile = slots + s * kSlotBytes;
       float d[64];
       wgmma_tile(d, qa, k_tile);  // S = Q8 K8^T (FP32)
@@ -425,15 +255,7 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
       }
       __syncwarp();
       wgmma_tile(d, pa, k_tile + kTileBytes);  // O_p = P8 V8 (fresh, FP32)
-      if (work) {
-#pragma unroll
-        for (int j = 0; j < 16; ++j) {
-          o[4 * j + 0] = fmaf(o[4 * j + 0], al_lo, d[4 * j + 0]);
-          o[4 * j + 1] = fmaf(o[4 * j + 1], al_lo, d[4 * j + 1]);
-          o[4 * j + 2] = fmaf(o[4 * j + 2], al_hi, d[4 * j + 2]);
-          o[4 * j + 3] = fmaf(o[4 * j + 3], al_hi, d[4 * j + 3]);
-        }
-      }
+      if (work) fold_page(o, d, al_lo, al_hi);
     }
 
     __syncwarp();
@@ -443,22 +265,8 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
 
   // Normalize and write o[π[r]] (BF16): O and l both carry the 2^8 of P; V's scale here.
   if (present) {
-#pragma unroll
-    for (int sh = 1; sh <= 2; sh <<= 1) {
-      l_lo += __shfl_xor_sync(0xffffffffu, l_lo, sh);
-      l_hi += __shfl_xor_sync(0xffffffffu, l_hi, sh);
-    }
-    const float vsc = __ldg(a.v_scale + head);
-    const float inv_lo = l_lo > 0.f ? vsc / l_lo : 0.f;
-    const float inv_hi = l_hi > 0.f ? vsc / l_hi : 0.f;
-    uint32_t* out = reinterpret_cast<uint32_t*>(
-        a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim);
-#pragma unroll
-    for (int j = 0; j < 16; ++j) {
-      const int w = (8 * j + 2 * t) / 2;
-      out[g * (kDim / 2) + w] = pack_bf16(o[4 * j] * inv_lo, o[4 * j + 1] * inv_lo);
-      out[(g + 8) * (kDim / 2) + w] = pack_bf16(o[4 * j + 2] * inv_hi, o[4 * j + 3] * inv_hi);
-    }
+    store_rows(a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim, o,
+               l_lo, l_hi, __ldg(a.v_scale + head), g, t);
   }
 
   // No CTA may leave while its peer can still arrive on its barriers or write its slots.

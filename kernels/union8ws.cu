@@ -10,9 +10,9 @@
 //       warp 0, the loader: streams each group through a ring of kStages stages of 32 KiB:
 //         first the group's Q (the 8 queries' BF16 rows, 4 KiB each), then the pages of U_G
 //         (K tile + V^T tile), with bulk copies; beside each page stage it writes the tokens
-//         each of the 8 slots sees on it (one byte per slot), so consumers never issue a
+//         each of the 8 slots sees on it (one byte per slot), so consumers never start a
 //         dependent global load in the page loop;
-//       warp 1, the scheduler: takes the next group from a global ticket counter and writes
+//       warp 1, the scheduler: takes the next group from a global group counter and writes
 //         its header (U_G in the plan, π of its slots, min(c_i + 1, L_i) per slot), one group
 //         ahead (two headers);
 //     warpgroups 1 and 2, the consumers (setmaxnreg 240): consumer c owns slots 4c .. 4c+3,
@@ -37,9 +37,9 @@
 // intra-warpgroup overlap: the next page's QK and this page's PV are in flight while the CUDA
 // cores run the next page's softmax (PW_WS_OVERLAP).
 //
-// Every CTA's scheduler takes tickets until one is past the end, so a launch adds exactly
+// Every CTA's scheduler claims groups until its claim is past the end, so a launch adds exactly
 // H*G + gridDim.x to the counter: the launcher passes the value the counter had before the
-// launch (ticket_base) and never resets it.
+// launch (counter_base) and never resets it.
 // Every mbarrier wait is bounded (PW_WAIT_TIMEOUT_NS): a protocol bug faults the launch instead
 // of hanging the device.
 #include "cluster_pipeline.cuh"
@@ -53,15 +53,15 @@
 
 #include <type_traits>
 
-#ifndef PW_WS_STAGES
-#define PW_WS_STAGES 6
+#ifndef PW_UNION_SLOTS
+#define PW_UNION_SLOTS 6
 #endif
 // Ablation builds for the benchmark's step table (outputs are meaningless there):
 // 1 = no softmax step (P = 0), 2 = no MMA (S is an opaque constant), 3 = neither (ring only).
 #ifndef PW_WS_ABLATE
 #define PW_WS_ABLATE 0
 #endif
-// 1: a consumer issues the next page's QK and the current page's PV together and runs the
+// 1: a consumer starts the next page's QK and the current page's PV together and runs the
 // next page's softmax while the tensor cores work (FlashAttention-3's intra-warpgroup
 // overlap); 0: QK, softmax, PV one after the other.
 #ifndef PW_WS_OVERLAP
@@ -77,7 +77,7 @@ namespace union8ws {
 using namespace pipeline;
 using namespace fp8;
 
-constexpr int kStages = PW_WS_STAGES;
+constexpr int kStages = PW_UNION_SLOTS;
 constexpr int kGroupSlots = 8;                 // g: two consumers of four slots
 constexpr int kConsumerSlots = 4;
 constexpr int kConsumers = 2;
@@ -96,8 +96,8 @@ struct Args {
   __nv_bfloat16* __restrict__ o;        // [N, H*16, 128] bf16
   const float* __restrict__ k_scale;    // [H]
   const float* __restrict__ v_scale;    // [H]
-  unsigned long long* tickets;          // the group counter (never reset, see the header)
-  unsigned long long ticket_base;       // the counter's value before this launch
+  unsigned long long* counter;          // the group counter (never reset, see the header)
+  unsigned long long counter_base;      // the counter's value before this launch
   UnionPlanArgs plan;
 };
 static_assert(sizeof(Args) == 144 && offsetof(Args, plan) == 64,
@@ -156,16 +156,16 @@ __device__ __forceinline__ void schedule(const Args& a, uint32_t base, int lane)
     const int b = j & 1;
     const uint32_t h = base + kHeaderOffset + b * kHeaderBytes;
     if (j >= 2) mbar_wait(base + kHFree + 8 * b, ((j >> 1) - 1) & 1);  // header j-2 read
-    unsigned long long ticket = 0;
-    if (lane == 0) ticket = atomicAdd(a.tickets, 1ull) - a.ticket_base;
-    ticket = __shfl_sync(0xffffffffu, ticket, 0);
-    if (ticket >= static_cast<unsigned long long>(total)) {
+    unsigned long long claim = 0;
+    if (lane == 0) claim = atomicAdd(a.counter, 1ull) - a.counter_base;
+    claim = __shfl_sync(0xffffffffu, claim, 0);
+    if (claim >= static_cast<unsigned long long>(total)) {
       if (lane == 0) sts(h + kHWork, -1);
       __syncwarp();
       arrive(base + kHFull + 8 * b);
       return;
     }
-    const int w = static_cast<int>(ticket);
+    const int w = static_cast<int>(claim);
     const int head = w / a.plan.num_groups;
     const int4 gs = __ldg(a.plan.groups + w);
     const int p_begin = __ldg(a.plan.page_offsets + w);

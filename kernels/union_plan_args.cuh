@@ -1,9 +1,10 @@
 // The launch arguments both Union8 / Union4 kernels share (kernels/union8.cu BF16,
 // kernels/union8_fp8.cu FP8): the union plan of every KV head in the layout of
 // kernels/union_prepare.cu, the query positions and the launch geometry. Each kernel's Args
-// holds its own tensors first, then this struct as its member `plan`; the Python launchers
-// (pageweaver_edu/union8_launch.py, union8_fp8_launch.py) pack Args by value, so the fields, their
-// order and sizeof(UnionPlanArgs) (7 pointers, 5 ints and a float: 80 B) are part of that format.
+// holds its own tensors first, then this struct as its member `plan`; the Python front ends
+// (pageweaver_edu/gpu/union_attention.py and its subclasses) pack Args by value, so the
+// fields, their order and sizeof(UnionPlanArgs) (7 pointers, 5 ints and a float: 80 B) are
+// part of that format.
 #pragma once
 
 #include <stdint.h>

@@ -1,8 +1,8 @@
-// Union preparation (PAGEWEAVER.md §5; arXiv:2610.11201 §4.1): π and the group table →
-// per group G the sorted, de-duplicated page list U_G (CSR), one membership byte per
-// (group, page) whose bit r is set when execution slot r (original query π[base + r])
-// selects the page, the two per-CTA "any member" flags (mask & 0x0F, mask & 0xF0) and the
-// per-group page counts |U_G| and offsets.
+// Union preparation (docs/definitions.md#union-preparation; arXiv:2610.11201 §4.1): π and
+// the group table → per group G the sorted, de-duplicated page list U_G (CSR), one membership
+// byte per (group, page) whose bit r is set when execution slot r (original query
+// π[base + r]) selects the page, the two per-CTA "any member" flags (mask & 0x0F,
+// mask & 0xF0) and the per-group page counts |U_G| and offsets.
 //
 // Two launches, no host sync between them:
 //   union_count : one warp per group → |U_G| (page_counts) and one sum per tile of groups;

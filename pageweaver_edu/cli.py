@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .capture import Capture, load_capture, save_capture
-from .inputs import PageWeaverInputError, check_grouping
-from .regroup_bitmap import greedy_regroup
-from .supports import canonical_rows
-from .union_metrics import union_stats
-from .windows import chunk_table, fallback_chunks
+from .core.capture import load_capture, save_capture
+from .core.grouping import Grouping
+from .core.inputs import PageWeaverInputError
+from .core.union_metrics import union_stats
+from .core.windows import window_table
+from .regroup.bitmap import greedy_regroup, regroup_table
 
 EXIT_USER_ERROR = 2
 
@@ -42,6 +42,11 @@ class Progress:
         self.stream.flush()
 
 
+def _groupings(args, windows: list[int]) -> list[Grouping]:
+    """The command's groupings, one per window W; every rule is checked here, once."""
+    return [Grouping(w, args.group, args.capacity, args.chunk_size) for w in windows]
+
+
 def _parse_windows(text: str) -> list[int]:
     try:
         return [int(w) for w in text.split(",") if w.strip()]
@@ -51,26 +56,14 @@ def _parse_windows(text: str) -> list[int]:
         ) from None
 
 
-def _regroup(capture: Capture, window: int, args) -> np.ndarray:
-    return greedy_regroup(
-        capture.topk,
-        window,
-        args.group,
-        args.capacity,
-        chunk_size=args.chunk_size,
-        **capture.regroup_kwargs(),
-    )
-
-
 def analyze(args) -> dict:
     """Statistics of a capture in original order and regrouped at each window."""
     capture = load_capture(args.capture)
-    windows = _parse_windows(args.windows)
-    for w in windows:
-        check_grouping(w, args.group, args.chunk_size)
-    rows = canonical_rows(capture.topk)
-    chunks = chunk_table(capture.request_offsets, args.chunk_size)
-    fallback = fallback_chunks(rows, chunks, args.capacity, capture.lengths, capture.page_size)
+    groupings = _groupings(args, _parse_windows(args.windows))
+    # rows, chunks and the capacity fallback do not depend on W: one table serves every window
+    (base,) = _groupings(args, [args.group])
+    table = window_table(capture.topk, base, **capture.regroup_kwargs())
+    rows = table.canonical
     original = union_stats(rows, None, capture.request_offsets, args.group)
     report = {
         "capture": str(args.capture),
@@ -78,8 +71,8 @@ def analyze(args) -> dict:
         "requests": capture.num_requests,
         "edges": original.edges,
         "pages_referenced": int(np.unique(rows[rows >= 0]).size),
-        "chunks": int(len(chunks)),
-        "chunks_in_fallback": int(fallback.sum()),
+        "chunks": int(len(table.chunks)),
+        "chunks_in_fallback": int(table.chunk_fallback.sum()),
         "group": args.group,
         "capacity": args.capacity,
         "union_visits": {"original": original.union_visits},
@@ -87,16 +80,17 @@ def analyze(args) -> dict:
         "rho": {"original": _finite(original.rho)},
         "grouping_ms": {},
     }
-    progress = Progress(len(windows), "regroup")
-    for w in windows:
+    progress = Progress(len(groupings), "regroup")
+    for grouping in groupings:
+        key = f"W{grouping.window}"
         start = time.perf_counter()
-        perm = _regroup(capture, w, args)
-        report["grouping_ms"][f"W{w}"] = round(1e3 * (time.perf_counter() - start), 3)
+        perm = regroup_table(table.for_window(grouping.window))
+        report["grouping_ms"][key] = round(1e3 * (time.perf_counter() - start), 3)
         stats = union_stats(rows, perm, capture.request_offsets, args.group)
-        report["union_visits"][f"W{w}"] = stats.union_visits
-        report["c4"][f"W{w}"] = stats.c4
-        report["rho"][f"W{w}"] = _finite(stats.rho)
-        progress.step(f"W{w}")
+        report["union_visits"][key] = stats.union_visits
+        report["c4"][key] = stats.c4
+        report["rho"][key] = _finite(stats.rho)
+        progress.step(key)
     return report
 
 
@@ -136,7 +130,8 @@ def format_analysis(report: dict) -> str:
 def regroup(args) -> dict:
     """π for a capture at one window."""
     capture = load_capture(args.capture)
-    perm = _regroup(capture, args.window, args)
+    (grouping,) = _groupings(args, [args.window])
+    perm = greedy_regroup(capture.topk, grouping, **capture.regroup_kwargs())
     if args.out:
         np.save(args.out, perm)
     return {"perm": perm.tolist()}
@@ -144,7 +139,7 @@ def regroup(args) -> dict:
 
 def workload(args) -> dict:
     """Write a preset workload as a capture file."""
-    from .workloads import make_preset
+    from .workloads.presets import make_preset
 
     capture = make_preset(args.preset, seed=args.seed)
     out = Path(args.out)

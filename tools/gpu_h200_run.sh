@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One complete verification session on a lent H200 (a bare machine without a package registry
+# One complete verification run on an H200 (a bare machine without a package registry
 # or .git): run from the repository root with wheelhouse/ carried along, e.g.
 #   PAGEWEAVER_COMMIT=<commit> bash tools/gpu_h200_run.sh
 # Steps (each under its own timeout, and all inside BUDGET_S, default 540 s: a step that would

@@ -13,26 +13,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from pageweaver_edu.gpu import UNION_KERNELS  # noqa: E402
 from pageweaver_edu.gpu.loader import load_module  # noqa: E402
-from pageweaver_edu.union8_launch import get_union_kernel  # noqa: E402
 
 
 def main() -> int:
     t0 = time.perf_counter()
+    done = []
     for name in ("regroup.cu", "union_prepare.cu", "bench_spin.cu"):
         load_module(name)
-    for slots in (2, 3):  # 3 slots: bench_union8's variant
-        for kind in ("union8", "union4"):
-            get_union_kernel(kind, slots)
-    done = ["regroup", "union_prepare", "bench_spin", "union8/union4 (2, 3 slots)"]
-    try:  # the FP8 kernel, where this checkout has it
-        from pageweaver_edu.union8_fp8_launch import get_fp8_kernel
-    except ImportError:
-        get_fp8_kernel = None
-    if get_fp8_kernel is not None:
-        for kind in ("union8", "union4"):
-            get_fp8_kernel(kind)
-        done.append("union8_fp8/union4_fp8")
+        done.append(name)
+    for front_end in UNION_KERNELS:
+        for slots in front_end.prebuilt_slots:
+            for group in front_end.entries:
+                front_end.kernel(group, slots)
+        done.append(f"{front_end.source} ({', '.join(map(str, front_end.prebuilt_slots))} slots)")
     print(f"compiled {', '.join(done)} in {time.perf_counter() - t0:.1f} s")
     return 0
 

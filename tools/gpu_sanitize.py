@@ -15,13 +15,14 @@ import numpy as np
 import torch
 
 from pageweaver_edu import greedy_regroup, prepare_unions
+from pageweaver_edu.core.grouping import Grouping
+from pageweaver_edu.core.inputs import as_request_offsets
 from pageweaver_edu.gpu import VARIANTS, gpu_greedy_regroup, gpu_prepare_unions
 from pageweaver_edu.gpu.loader import synchronize
-from pageweaver_edu.gpu.regroup import RegroupPlan
-from pageweaver_edu.inputs import as_request_offsets
 
 
 def main() -> int:
+    from pageweaver_edu.gpu import RegroupLaunch
     rng = np.random.default_rng(3)
     n = 700
     topk = rng.integers(-1, 500, size=(n, 16))
@@ -33,31 +34,32 @@ def main() -> int:
     bad = 0
     for variant, (window, _) in VARIANTS.items():
         for lens in (None, lengths):
-            kw = dict(request_offsets=offsets, chunk_size=8 * (window // 8) * 2, lengths=lens,
-                      page_size=128)
-            got = gpu_greedy_regroup(topk, window, 8, variant=variant, **kw).cpu().numpy()
-            ok = np.array_equal(got, greedy_regroup(topk, window, 8, **kw))
+            grouping = Grouping(window, chunk_size=8 * (window // 8) * 2)
+            kw = dict(request_offsets=offsets, lengths=lens, page_size=128)
+            got = gpu_greedy_regroup(topk, grouping, variant=variant, **kw).cpu().numpy()
+            ok = np.array_equal(got, greedy_regroup(topk, grouping, **kw))
             bad += not ok
             print(f"regroup {variant:14s} W={window:3d} lengths={lens is not None}: "
                   f"{'ok' if ok else 'MISMATCH'}")
     ids = torch.from_numpy(topk.astype(np.int32)).cuda()[None]
     for variant in ("pairs_w64", "bits_t64"):  # every multi-window chunk counted at its end
-        plan = RegroupPlan(n, 1, 16, 64, 8, 512, as_request_offsets(offsets, n), 256, 128,
-                           variant, options=("-DPW_CHUNK_NEVER_CLEAN",))
+        grouping = Grouping(64, chunk_size=256)
+        plan = RegroupLaunch(n, 1, 16, grouping, as_request_offsets(offsets, n), 128, variant,
+                             options=("-DPW_CHUNK_NEVER_CLEAN",))
         ok = all(np.array_equal(plan.run(ids)[0].cpu().numpy(), greedy_regroup(
-            topk, 64, 8, request_offsets=offsets, chunk_size=256)) for _ in range(2))
+            topk, grouping, request_offsets=offsets)) for _ in range(2))
         bad += not ok
         print(f"regroup {variant:14s} counted chunks: {'ok' if ok else 'MISMATCH'}")
     heads = np.stack([np.roll(topk, 31 * h, axis=0) for h in range(3)])
-    got = gpu_greedy_regroup(torch.from_numpy(heads).cuda(), 64, request_offsets=offsets)
-    perms = [greedy_regroup(heads[h], 64, request_offsets=offsets) for h in range(3)]
+    got = gpu_greedy_regroup(torch.from_numpy(heads).cuda(), Grouping(64), request_offsets=offsets)
+    perms = [greedy_regroup(heads[h], Grouping(64), request_offsets=offsets) for h in range(3)]
     ok = np.array_equal(got.cpu().numpy(), np.stack(perms))
     bad += not ok
     print(f"regroup 3 heads: {'ok' if ok else 'MISMATCH'}")
     far = np.where(topk >= 0, topk * 4_000_000 + 7, topk)
     for ids, perm in ((topk, perms[0]), (far, perms[0])):
         ref = prepare_unions(ids, perm, offsets, 8)
-        plan = gpu_prepare_unions(ids, perm, offsets, 8).to_numpy()
+        plan = gpu_prepare_unions(ids, perm, offsets, 8).to_cpu()
         fields = ("perm", "group_slots", "page_offsets", "pages", "masks", "cta_any",
                   "page_counts")
         ok = all(np.array_equal(getattr(ref, f), getattr(plan, f)) for f in fields)

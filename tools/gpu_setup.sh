@@ -66,7 +66,7 @@ fi
 pipi --no-deps --no-build-isolation -e .
 "$PY" - <<'PYEOF'
 import pycuda, torch
-from pageweaver_edu.device import gpu_available, gpu_unavailable_reason
+from pageweaver_edu.gpu.device import gpu_available, gpu_unavailable_reason
 print(f"gpu_setup: pycuda {pycuda.VERSION_TEXT}, torch {torch.__version__}, "
       f"GPU path: {'ready' if gpu_available() else gpu_unavailable_reason()}")
 PYEOF

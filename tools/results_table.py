@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pageweaver_edu.gpu.results import recorded_results, result_medians  # noqa: E402
+from pageweaver_edu.records import recorded_results, result_medians  # noqa: E402
 
 BEGIN, END = "<!-- h200-results:begin -->", "<!-- h200-results:end -->"
 PRESETS = [("cap64k", 1), ("cap16k-high-overlap", 1), ("interleaved-64k", 1), ("cap64k", 8)]
@@ -48,7 +48,8 @@ def tables() -> str:
         except FileNotFoundError:
             continue
     stamps = "; ".join(sorted({_stamp(r) for r in recs.values()}))
-    acct = ["", f"Union8 complete calls, µs (§8 accounting; {stamps}):", "",
+    acct = ["", f"Union8 complete calls, µs (docs/definitions.md#cost-accounting; {stamps}):",
+            "",
             "| preset | KV heads | T0 | T_fixed W128 | T_online W128 | S_exec | C_online "
             "| S_net W128 | S_net W64 | regroup W128 alone |", "|---|" + "--:|" * 9]
     base = ["", "Baselines on the same inputs, µs, and throughput on the C4 work:", "",

@@ -1,33 +1,61 @@
 """Live GPU kernels of PageWeaver (PyCUDA + torch CUDA tensors).
 
 Importing this package never touches the GPU; the entry points call
-:func:`pageweaver_edu.device.require_gpu` first and raise
-:class:`~pageweaver_edu.device.GPUUnavailableError` (with the reason) on a CPU-only machine.
+:func:`.device.require_gpu` first and raise :class:`~.device.GPUUnavailableError` (with the
+reason) on a CPU-only machine.
 
 - :func:`gpu_greedy_regroup` — ``kernels/regroup.cu``, π bit-identical to
-  :func:`pageweaver_edu.regroup_bitmap.greedy_regroup`.
-- :func:`gpu_prepare_unions` — ``kernels/union_prepare.cu``, the fields of
-  :func:`pageweaver_edu.union_prep.prepare_unions`.
-- :func:`recorded_results` — the benchmark record for display without a GPU.
+  :func:`pageweaver_edu.regroup.greedy_regroup`.
+- :func:`gpu_prepare_unions` — ``kernels/union_prepare.cu``, the :class:`GpuUnionPlan` whose
+  fields equal :func:`pageweaver_edu.core.prepare_unions`'s.
+- :class:`Bf16UnionAttention`, :class:`Fp8UnionAttention` — the Union8 / Union4 cluster
+  kernels (``kernels/union8.cu``, ``kernels/union8_fp8.cu``);
+  :class:`Bf16WsUnionAttention`, :class:`Fp8WsUnionAttention` — the warp-specialized Union8
+  (``kernels/union8ws.cu``); :data:`UNION_KERNELS` lists every Union kernel front end.
 """
 
-from ..device import (
+from .bf16_tiles import Bf16HalfPages, bf16_half_pages
+from .device import (
     GPUUnavailableError,
     gpu_available,
     gpu_required_by_env,
     gpu_unavailable_reason,
     require_gpu,
 )
+from .fp8_tiles import Fp8Cache, fp8_cache_from_bf16, fp8_cache_from_kv
 from .loader import GPULaunchError, kernel_dir, kernel_sources
-from .regroup import VARIANTS, gpu_greedy_regroup, pick_variant, regroup_plan
-from .results import recorded_results, result_medians
-from .unions import GpuUnionPlan, gpu_prepare_unions, union_plan
+from .regroup import VARIANTS, RegroupLaunch, gpu_greedy_regroup, pick_variant, regroup_launch
+from .union8 import Bf16UnionAttention
+from .union8_fp8 import Fp8UnionAttention
+from .union8ws import Bf16WsUnionAttention, Fp8WsUnionAttention
+from .union_attention import UnionAttention, UnionEntry
+from .union_plan import GpuUnionPlan
+from .unions import UnionPrepLaunch, gpu_prepare_unions, union_prep_launch
+
+#: Every Union kernel front end (precompiled by tools/gpu_precompile.py, SASS-checked by the
+#: tests); a new one is a subclass of UnionAttention in its own module, listed here.
+UNION_KERNELS: tuple[type[UnionAttention], ...] = (
+    Bf16UnionAttention, Fp8UnionAttention, Bf16WsUnionAttention, Fp8WsUnionAttention)
 
 __all__ = [
+    "UNION_KERNELS",
+    "VARIANTS",
+    "Bf16HalfPages",
+    "Bf16UnionAttention",
+    "Bf16WsUnionAttention",
+    "Fp8Cache",
+    "Fp8UnionAttention",
+    "Fp8WsUnionAttention",
     "GPULaunchError",
     "GPUUnavailableError",
     "GpuUnionPlan",
-    "VARIANTS",
+    "RegroupLaunch",
+    "UnionAttention",
+    "UnionEntry",
+    "UnionPrepLaunch",
+    "bf16_half_pages",
+    "fp8_cache_from_bf16",
+    "fp8_cache_from_kv",
     "gpu_available",
     "gpu_greedy_regroup",
     "gpu_prepare_unions",
@@ -36,9 +64,7 @@ __all__ = [
     "kernel_dir",
     "kernel_sources",
     "pick_variant",
-    "recorded_results",
-    "regroup_plan",
+    "regroup_launch",
     "require_gpu",
-    "result_medians",
-    "union_plan",
+    "union_prep_launch",
 ]

@@ -27,7 +27,7 @@ from contextlib import ExitStack
 from importlib import resources
 from pathlib import Path
 
-from ..device import ensure_context, require_gpu
+from .device import ensure_context, require_gpu
 
 ENV_SYNC = "PAGEWEAVER_GPU_SYNC"
 NVCC_OPTIONS = ["-std=c++17", "-O3", "-lineinfo"]
@@ -107,10 +107,27 @@ def get_kernel(filename: str, name: str, arg_format: str, *, arch: str | None = 
                max_dynamic_shared: int = 0):
     """A prepared kernel ``name`` from ``kernels/<filename>`` (cached).
 
-    ``arg_format`` is PyCUDA's prepared-call format: ``P`` pointer (pass
-    ``tensor.data_ptr()``), ``i`` int32, ``q`` int64, ``f`` float32. ``arch``, ``code`` and
-    ``options`` go to :func:`load_module`. ``max_dynamic_shared`` > 0 sets the function's
-    ``MAX_DYNAMIC_SHARED_SIZE_BYTES`` (needed before a launch with more than 48 KiB).
+    Parameters
+    ----------
+    filename : str
+        Source file in ``kernels/``.
+    name : str
+        Its ``extern "C"`` entry point.
+    arg_format : str
+        PyCUDA's prepared-call format: ``P`` pointer (pass ``tensor.data_ptr()``), ``i``
+        int32, ``q`` int64, ``f`` float32.
+    arch, code : str, optional
+        nvcc ``-arch`` / ``-code``; the device's own ``sm_XY`` when None.
+    options : tuple of str
+        Further nvcc options (``-D...``); part of the cache key, as arch and code are.
+    max_dynamic_shared : int
+        > 0 sets the function's ``MAX_DYNAMIC_SHARED_SIZE_BYTES`` (needed before a launch
+        with more than 48 KiB).
+
+    Returns
+    -------
+    pycuda.driver.Function
+        Prepared with ``arg_format``.
     """
     options = tuple(options)
     key = (filename, name, arch, code, options, max_dynamic_shared)
@@ -140,8 +157,18 @@ def launch(func, grid: tuple[int, ...], block: tuple[int, int, int], *args,
            shared_size: int = 0) -> None:
     """Launch a prepared kernel on the default stream and check the launch.
 
-    ``shared_size`` is the dynamic shared memory per block in bytes. A grid with a zero
-    dimension launches nothing.
+    Parameters
+    ----------
+    func : pycuda.driver.Function
+        From :func:`get_kernel`.
+    grid : tuple of int
+        Blocks per dimension; a zero dimension launches nothing.
+    block : tuple of int
+        Threads per block (x, y, z).
+    *args
+        The kernel's arguments, in ``func``'s prepared format.
+    shared_size : int
+        Dynamic shared memory per block in bytes.
     """
     import pycuda.driver as drv
 
@@ -154,6 +181,16 @@ def launch(func, grid: tuple[int, ...], block: tuple[int, int, int], *args,
             drv.Context.synchronize()
     except drv.Error as exc:
         raise GPULaunchError(f"kernel {func.pw_name} grid={grid} block={block}: {exc}") from exc
+
+
+def multiprocessors() -> int:
+    """Streaming multiprocessors of the current device (the grid of a persistent kernel)."""
+    require_gpu()
+    ensure_context()
+    import pycuda.driver as drv
+
+    return int(drv.Context.get_device().get_attribute(
+        drv.device_attribute.MULTIPROCESSOR_COUNT))
 
 
 def synchronize() -> None:

@@ -2,15 +2,16 @@
 
 They depend only on N, the request offsets, the chunk size, W and g — never on the page
 ids — so they are built once with the CPU reference's own boundary code
-(:mod:`pageweaver_edu.windows`) and uploaded once; a launch then needs no host work on data.
+(:mod:`pageweaver_edu.core.windows`) and uploaded once; a launch then needs no host work on data.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..inputs import PageWeaverInputError, as_request_offsets, check_grouping, positive_int
-from ..windows import chunk_table, group_table, split_spans
+from ..core.grouping import Grouping
+from ..core.inputs import PageWeaverInputError, as_request_offsets, positive_int
+from ..core.windows import chunk_table, group_table, split_spans
 
 #: Largest window one CTA holds: ids are packed into 8 bits of the (delta, id) key.
 MAX_WINDOW = 256
@@ -18,10 +19,17 @@ MAX_WINDOW = 256
 MAX_CAPACITY = 512
 
 
-def regroup_tables(
-    n: int, window: int, group: int, request_offsets=None, chunk_size: int | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+def regroup_tables(n: int, grouping: Grouping,
+                   request_offsets=None) -> tuple[np.ndarray, np.ndarray]:
     """Window and chunk tables of one KV head.
+
+    Parameters
+    ----------
+    n : int
+        N, query rows.
+    grouping : Grouping
+        W (at most :data:`MAX_WINDOW`), g and the chunk size.
+    request_offsets : array_like of int, shape [R + 1], optional
 
     Returns
     -------
@@ -30,13 +38,13 @@ def regroup_tables(
     chunks : numpy.ndarray of int32, shape [C, 4]
         ``(first row, rows, number of windows, 0)`` per (request, chunk).
     """
-    window, group, chunk_size = check_grouping(window, group, chunk_size)
+    window = grouping.window
     if window > MAX_WINDOW:
         raise PageWeaverInputError(
             f"the GPU regroup holds windows of at most {MAX_WINDOW} queries, got W = {window}"
         )
     offsets = as_request_offsets(request_offsets, n)
-    spans = chunk_table(offsets, chunk_size)
+    spans = chunk_table(offsets, grouping.chunk_size)
     wins, chunks = [], []
     for c, span in enumerate(spans):
         cut = split_spans(span[None, :], window)
@@ -51,6 +59,15 @@ def regroup_tables(
 
 def union_group_table(n: int, heads: int, request_offsets=None, group: int = 8) -> np.ndarray:
     """Group table of ``heads`` KV heads of N rows each, for the union kernels.
+
+    Parameters
+    ----------
+    n, heads : int
+        N rows per KV head, H KV heads.
+    request_offsets : array_like of int, shape [R + 1], optional
+        Groups never cross a request.
+    group : int
+        g, at most 8 (one membership byte per page).
 
     Returns
     -------

@@ -28,7 +28,7 @@ from labdriver import (
     widget_output,
 )
 
-from pageweaver_edu.viz_pipeline import BROKEN  # the explorer checkbox's description
+from pageweaver_edu.notebook.pipeline import BROKEN  # the explorer checkbox's description
 
 
 def test_03_greedy_regroup_widgets_respond(page, lab, artifacts):

@@ -1,0 +1,161 @@
+"""Float64 reference sparse attention over selected KV pages (docs/definitions.md#supports).
+
+Query i attends to the tokens ``A_i = {t : floor(t/P) ∈ S_i, t < L_i, t ≤ c_i}`` of its
+request's paged K/V; every one of its Q heads does its own softmax over those tokens, and an
+empty ``A_i`` gives a zero output. This is the ground truth every kernel is checked against.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .inputs import PageWeaverInputError, as_positions, as_request_offsets, to_numpy
+from .supports import canonical_rows
+
+_CHUNK_ELEMENTS = 1 << 24  # gathered K elements per block of queries (128 MiB of float64)
+
+
+def as_float_array(x, name: str, ndim: int) -> np.ndarray:
+    """``x`` as a finite float64 array of ``ndim`` dimensions (torch tensors included).
+
+    Parameters
+    ----------
+    x : array_like of float or torch.Tensor
+    name : str
+        The argument's name, for the error message.
+    ndim : int
+        Required number of dimensions.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape ``x.shape``
+    """
+    if hasattr(x, "is_floating_point") and x.is_floating_point():
+        x = x.double()  # NumPy has no bfloat16; float64 keeps every input value exact
+    arr = to_numpy(x, name)
+    if arr.ndim != ndim:
+        raise PageWeaverInputError(f"{name} must be {ndim}-D, got shape {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.floating):
+        raise PageWeaverInputError(f"{name} must have a floating dtype, got {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise PageWeaverInputError(f"{name} contains NaN or infinite values")
+    return arr
+
+
+def pool_pages(rows, request_offsets, page_table, num_pages) -> np.ndarray:
+    """Map logical page ids to rows of the K/V pool (-1 stays padding).
+
+    Parameters
+    ----------
+    rows : numpy.ndarray of int64, shape [N, K]
+        Canonical rows (:func:`~pageweaver_edu.core.supports.canonical_rows`), -1 = padding.
+    request_offsets : numpy.ndarray of int64, shape [R + 1]
+    page_table : array_like of int, shape [R, max_pages], or None
+        Pool row of every request's logical page; None when ids already are pool rows.
+    num_pages : int
+        Pages in the K/V pool; every mapped id must be below it.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape [N, K]
+    """
+    if page_table is None:
+        phys = rows
+    else:
+        table = to_numpy(page_table, "page_table")
+        if table.ndim != 2 or table.shape[0] != len(request_offsets) - 1:
+            raise PageWeaverInputError(
+                f"page_table must be [R, max_pages] with R = {len(request_offsets) - 1} "
+                f"requests, got shape {table.shape}"
+            )
+        if rows.size and int(rows.max()) >= table.shape[1]:
+            raise PageWeaverInputError(
+                f"topk references logical page {int(rows.max())} but page_table has "
+                f"{table.shape[1]} columns"
+            )
+        req = np.repeat(np.arange(table.shape[0]), np.diff(request_offsets))
+        phys = np.where(rows >= 0, table[req[:, None], np.maximum(rows, 0)], -1)
+    if phys.size and int(phys.max()) >= num_pages:
+        raise PageWeaverInputError(
+            f"page id {int(phys.max())} is out of range: the K/V cache has {num_pages} pages"
+        )
+    return phys
+
+
+def reference_attention(
+    q,
+    k,
+    v,
+    topk,
+    lengths=None,
+    causal_pos=None,
+    request_offsets=None,
+    page_table=None,
+    scale: float | None = None,
+) -> np.ndarray:
+    """Sparse attention of every query over its selected pages, in float64.
+
+    Parameters
+    ----------
+    q : array_like of float, shape [N, H, D]
+        Queries: N positions, H local Q heads sharing one selection, head dim D.
+    k, v : array_like of float, shape [num_pages, P, D]
+        Paged keys and values.
+    topk : array_like of int, shape [N, K]
+        Selected logical page ids per position (``< 0`` = padding).
+    lengths : array_like of int, shape [N], optional
+        L_i; tokens ``t >= L_i`` are masked. Unlimited when None.
+    causal_pos : array_like of int, shape [N], optional
+        c_i; tokens ``t > c_i`` are masked. No causal mask when None.
+    request_offsets : array_like of int, shape [R + 1], optional
+        Packed requests (cu_seqlens style); used with ``page_table``.
+    page_table : array_like of int, shape [R, max_pages], optional
+        Logical page → K/V pool row, per request; identity when None.
+    scale : float, optional
+        Softmax scale; ``1/sqrt(D)`` when None.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape [N, H, D]
+        ``o_i`` per head; rows with empty ``A_i`` are zero.
+    """
+    qa = as_float_array(q, "q", 3)
+    ka, va = as_float_array(k, "k", 3), as_float_array(v, "v", 3)
+    n, heads, dim = qa.shape
+    if ka.shape != va.shape or ka.shape[2] != dim:
+        raise PageWeaverInputError(
+            f"k and v must both be [num_pages, P, D={dim}], got {ka.shape} and {va.shape}"
+        )
+    rows = canonical_rows(topk)
+    if rows.shape[0] != n:
+        raise PageWeaverInputError(f"topk has {rows.shape[0]} rows but q has N = {n}")
+    num_pages, page_size, _ = ka.shape
+    offsets = as_request_offsets(request_offsets, n)
+    phys = pool_pages(rows, offsets, page_table, num_pages)
+    lens = as_positions(lengths, n, "lengths")
+    causal = as_positions(causal_pos, n, "causal_pos")
+    scale = 1.0 / np.sqrt(dim) if scale is None else float(scale)
+
+    offs = np.arange(page_size)
+    width = rows.shape[1] * page_size
+    token = (rows[:, :, None] * page_size + offs).reshape(n, width)  # logical token ids
+    slot = (np.maximum(phys, 0)[:, :, None] * page_size + offs).reshape(n, width)
+    keep = np.repeat(rows >= 0, page_size, axis=1)
+    if lens is not None:
+        keep &= token < lens[:, None]
+    if causal is not None:
+        keep &= token <= causal[:, None]
+    kf, vf = ka.reshape(-1, dim), va.reshape(-1, dim)
+    out = np.zeros((n, heads, dim))
+    block = max(1, _CHUNK_ELEMENTS // max(1, token.shape[1] * dim))
+    for lo in range(0, n, block):
+        hi = min(n, lo + block)
+        kb, vb, mb = kf[slot[lo:hi]], vf[slot[lo:hi]], keep[lo:hi]
+        logits = np.einsum("nhd,ntd->nht", qa[lo:hi], kb) * scale
+        logits = np.where(mb[:, None, :], logits, -np.inf)
+        peak = logits.max(axis=2, keepdims=True)
+        weights = np.exp(logits - np.where(np.isfinite(peak), peak, 0.0))
+        denom = weights.sum(axis=2, keepdims=True)
+        out[lo:hi] = np.einsum("nht,ntd->nhd", weights, vb) / np.where(denom > 0, denom, 1.0)
+    return out

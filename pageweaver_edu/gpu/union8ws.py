@@ -1,0 +1,128 @@
+"""The warp-specialized Union8 kernels (``kernels/union8ws.cu``): one persistent CTA per SM.
+
+A producer warpgroup streams each group (its Q, then the pages of U_G) through a ring of
+``slots`` 32 KiB stages; two consumer warpgroups, the paper's two CTAs of a group, read every
+stage (docs/definitions.md#warp-specialized-union8). Inputs as for the cluster kernels:
+
+* :class:`Fp8WsUnionAttention` — an :class:`~.fp8_tiles.Fp8Cache`; the arithmetic of the FP8
+  cluster kernel op for op (outputs bitwise identical);
+* :class:`Bf16WsUnionAttention` — BF16 ``(k, v)``, packed once into half-page tiles
+  (:func:`~.bf16_tiles.bf16_half_pages`); BF16 products accumulated in FP32.
+
+The CTAs take groups from a group counter held by the launch object and never reset: each
+launch passes the counter's value before it, and adds H*G + CTAs to it.
+"""
+
+from __future__ import annotations
+
+from ..core.inputs import PageWeaverInputError
+from .bf16_tiles import Bf16HalfPages, bf16_half_pages
+from .fp8_tiles import TILE_BYTES, Fp8Cache
+from .loader import multiprocessors
+from .union8 import Bf16UnionAttention
+from .union8_fp8 import Fp8UnionAttention
+from .union_attention import DIM, HEADS, UnionEntry
+from .union_plan import GpuUnionPlan
+
+SLOTS = 6  # ring stages: 6 x 32 KiB + two 16 KiB Q tiles fit the 227 KiB of an H200 SM
+Q_TILE_BYTES = 4 * HEADS * DIM * 2  # one consumer's 4 queries x 16 heads x 128 dims, BF16
+#: Timing-only builds of the FP8 kernel (``PW_WS_ABLATE``): the step table's ablations.
+ABLATIONS = {"full": 0, "no_softmax": 1, "no_mma": 2, "ring_only": 3}
+
+
+class _Persistent:
+    """What both warp-specialized front ends add to their cluster kernel's: the launch shape,
+    the group counter and the shared-memory size."""
+
+    entries: dict[int, UnionEntry]
+    threads = 384  # producer warpgroup + two consumer warpgroups
+    prebuilt_slots = (SLOTS,)
+
+    @classmethod
+    def smem_bytes(cls, slots: int) -> int:
+        """``union8ws::kSmemBytes``: 1 KiB alignment slack, ``slots`` x 32 KiB stages, a Q tile
+        per consumer, stage metadata (8 B), two 80-byte headers and the barriers (full / empty
+        per stage, header full / free per header)."""
+        if slots not in range(2, 7):
+            raise PageWeaverInputError(f"the ring has 2..6 stages (shared memory), got {slots!r}")
+        return (1024 + slots * 2 * TILE_BYTES + 2 * Q_TILE_BYTES + slots * 8 + 2 * 80
+                + 16 * slots + 32)
+
+    def _start_counter(self) -> None:
+        import torch
+
+        self.sms = multiprocessors()
+        self.counter = torch.zeros(1, dtype=torch.int64, device=self.q.device)
+        self.issued = 0  # the counter's value before the next launch
+
+    def launch_grid(self, plan: GpuUnionPlan) -> tuple[int, int]:
+        """One CTA per SM (fewer when there are fewer groups)."""
+        return max(1, min(self.sms, plan.num_groups * plan.heads)), 1
+
+    def launched(self, plan: GpuUnionPlan, grid: tuple[int, int]) -> None:
+        """Each CTA took every group it ran and made one claim past the end."""
+        self.issued += plan.num_groups * plan.heads + grid[0]
+
+    def run(self, plan: GpuUnionPlan):
+        """Launch over ``plan`` (g = 8) and return :attr:`out`; an empty plan launches nothing."""
+        if plan.num_groups * plan.heads == 0:
+            return self.out
+        return super().run(plan)
+
+
+class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
+    """The warp-specialized FP8 Union8 (g = 8) over an :class:`~.fp8_tiles.Fp8Cache`.
+
+    ``slots`` is the ring depth (default 6); ``ablate`` (a key of :data:`ABLATIONS`) and
+    ``overlap=False`` (products one after the other) build the variants of
+    ``benchmarks/bench_union8ws_steps.py``; the other parameters are
+    :class:`~.union_attention.UnionAttention`'s.
+    """
+
+    source = "union8ws.cu"
+    entries = {8: UnionEntry("union8ws_fp8", 1)}
+    operand_format = "PPPPPPP" + "Q"  # q, k, v^T, o, k scales, v scales, counter, counter base
+
+    def __init__(self, q, kv: Fp8Cache, causal_pos=None, lengths=None, slots: int = SLOTS,
+                 scale=None, out=None, ablate: str = "full", overlap: bool = True):
+        if ablate not in ABLATIONS:
+            raise PageWeaverInputError(f"ablate must be one of {sorted(ABLATIONS)}, got {ablate!r}")
+        super().__init__(q, kv, causal_pos, lengths, slots, scale, out)
+        self.build_options = (f"-DPW_WS_ABLATE={ABLATIONS[ablate]}",
+                              f"-DPW_WS_OVERLAP={int(bool(overlap))}")
+        self._start_counter()
+
+    def operands(self) -> tuple[int, ...]:
+        """The cluster kernel's six, then the group counter and its value before this launch."""
+        return (*super().operands(), self.counter.data_ptr(), self.issued)
+
+
+class Bf16WsUnionAttention(_Persistent, Bf16UnionAttention):
+    """The warp-specialized BF16 Union8 (g = 8); ``kv = (k, v)`` as for
+    :class:`~.union8.Bf16UnionAttention` (packed here once) or a
+    :class:`~.bf16_tiles.Bf16HalfPages`.
+    """
+
+    source = "union8ws.cu"
+    entries = {8: UnionEntry("union8ws_bf16", 1)}
+    operand_format = "PPPPPPP" + "Q"  # q, k tiles, v^T tiles, o, -, -, counter, counter base
+
+    def __init__(self, q, kv, causal_pos=None, lengths=None, slots: int = SLOTS, scale=None,
+                 out=None):
+        super().__init__(q, kv, causal_pos, lengths, slots, scale, out)
+        self._start_counter()
+
+    def bind(self, kv) -> tuple[int, int]:
+        """``kv``: BF16 ``(k, v)`` (checked as by the cluster kernel, then packed) or tiles."""
+        if not isinstance(kv, Bf16HalfPages):
+            super().bind(kv)
+            kv = bf16_half_pages(self.k, self.v)
+            del self.k, self.v
+        self.cache = kv
+        return kv.heads, kv.pages
+
+    def operands(self) -> tuple[int, ...]:
+        """q, K tiles, V^T tiles, o, no scales, the group counter and its value."""
+        c = self.cache
+        return (self.q.data_ptr(), c.k_tiles.data_ptr(), c.vt_tiles.data_ptr(),
+                self.out.data_ptr(), 0, 0, self.counter.data_ptr(), self.issued)

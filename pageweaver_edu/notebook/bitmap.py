@@ -1,0 +1,174 @@
+"""Figures and widget updates for chapter 04 (bitmap popcount); chapter 05's (union
+preparation) live in :mod:`pageweaver_edu.notebook.union` and are re-exported here.
+
+Every widget is a ``go.FigureWidget`` whose update is a plain function (``update_cta_round``,
+``update_slot_map``, ``update_union_hist``): the notebook wires it to ipywidgets with
+``observe``; tests and the latency benchmark call it without a browser. Labels, marker symbols
+and dash styles carry the meaning, colour only repeats it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..core.bitmap import bitmap_words, encode_bitmaps
+from ..core.grouping import Grouping
+from ..replay.regroup_cta import SENTINEL, WARP, CtaTrace, trace_window
+from .style import set_title, style
+from .union import BITS
+
+
+def bit_rows_figure(rows: dict, first_page: int = 0, width: int = 32) -> go.Figure:
+    """Rows of bits (one column per page) with 1/0 written in every cell.
+
+    Parameters
+    ----------
+    rows : dict of str to iterable of int
+        Label -> page ids set in that row.
+    first_page, width : int
+        The pages shown: ``first_page .. first_page + width - 1`` (one uint32 word by default).
+    """
+    pages = np.arange(first_page, first_page + width)
+    z = np.array([[int(p in set(v)) for p in pages] for v in rows.values()])
+    fig = go.Figure(go.Heatmap(z=z, x=pages, y=list(rows), colorscale=BITS, showscale=False,
+                               text=z.astype(str), texttemplate="%{text}", xgap=1, ygap=1))
+    fig.update_yaxes(autorange="reversed")
+    return style(fig, f"bits of pages {first_page}–{first_page + width - 1}", "page id (bit)",
+                 "bitmap", height=90 + 45 * len(rows), legend_rows=0)
+
+
+def bitmap_grid_figure(pages, capacity: int = 512, title: str = "") -> go.Figure:
+    """A query's bitmap as ``⌈B/32⌉`` words × 32 bits; set bits show their page id."""
+    words = bitmap_words(capacity)
+    bits = encode_bitmaps(np.asarray(pages, dtype=np.int64)[None, :], capacity)[0]
+    z = np.array([[(int(w) >> b) & 1 for b in range(32)] for w in bits])
+    text = np.where(z == 1, (np.arange(words)[:, None] * 32 + np.arange(32)).astype(str), "")
+    fig = go.Figure(go.Heatmap(z=z, x=np.arange(32), y=[f"word {w}" for w in range(words)],
+                               colorscale=BITS, showscale=False, text=text, xgap=1, ygap=1,
+                               texttemplate="%{text}", textfont=dict(size=10)))
+    fig.update_yaxes(autorange="reversed")
+    return style(fig, title or f"{len(set(pages))} pages in {words} uint32 words",
+                 "bit b within the word (page = 32·w + b)", "word w", height=100 + 24 * words,
+                 legend_rows=0)
+
+
+def cta_round_view(trace: CtaTrace, k: int, start: int = 0) -> dict:
+    """Plain arrays for round ``k`` of a simulated CTA (what the figure draws)."""
+    rnd = trace.rounds[k]
+    comp = np.flatnonzero(rnd.deltas >= 0)
+    ww = rnd.warp_winners
+    has = ww[:, 1] != SENTINEL
+    pops = [int(np.bitwise_count(u).sum()) for u in (rnd.union_before, rnd.union_after)]
+    kind = "seed round" if rnd.is_seed else "argmin over (δ, id)"
+    rule = "key (0, id): the smallest unassigned id wins · " if rnd.is_seed else ""
+    return {
+        "bar_x": comp, "bar_y": rnd.deltas[comp], "bar_text": [str(v) for v in rnd.deltas[comp]],
+        "bar_hover": [f"thread {t} = q{start + t}" for t in comp],
+        "off_x": np.flatnonzero(rnd.deltas < 0),
+        "warp_x": ww[has, 1], "warp_y": ww[has, 0],
+        "warp_text": [f"warp {w} min (δ={d}, t{i})" for w, (d, i) in enumerate(ww) if has[w]],
+        "label_x": np.flatnonzero(has) * WARP + (WARP - 1) / 2,
+        "label_text": [f"warp {w} min<br>δ={d} at t{i}" for w, (d, i) in enumerate(ww) if has[w]],
+        "win_x": [rnd.winner], "win_y": [rnd.winner_delta],
+        "win_text": [f"WINNER q{start + rnd.winner}"],
+        "title": f"round {rnd.index} (group {rnd.group}): {kind}",
+        "subtitle": f"{rule}|U| {pops[0]} → {pops[1]} · barriers so far {rnd.barriers}",
+    }
+
+
+def _warp_lines(threads: int) -> list[dict]:
+    """Dotted vertical separators between warps."""
+    return [dict(type="line", x0=w * WARP - 0.5, x1=w * WARP - 0.5, y0=0, y1=1, yref="paper",
+                 line=dict(dash="dot", width=1)) for w in range(1, threads // WARP)]
+
+
+def cta_round_figure(trace: CtaTrace, k: int = 0, start: int = 0,
+                     widget: bool = False) -> go.Figure:
+    """Per-thread delta bars of one round, warp winners and the CTA winner labelled."""
+    fig = (go.FigureWidget if widget else go.Figure)()
+    # Bars carry no text (one per thread is too narrow); the hover and the y axis give δ, and
+    # one label per warp, above the plot, names the warp minimum the star marks.
+    fig.add_bar(name="candidate δ (new pages)", textposition="none", hovertemplate="%{hovertext}"
+                ": δ = %{y}<extra></extra>", marker=dict(color="#9ecae1", line=dict(width=0.5)))
+    fig.add_scatter(name="not competing", mode="markers", hoverinfo="skip",
+                    marker=dict(symbol="x-thin-open", size=6, color="#636363"))
+    fig.add_scatter(name="warp minimum (lane 0 → smem)", mode="markers", hoverinfo="text",
+                    marker=dict(symbol="star", size=13, color="#e08214"))
+    fig.add_scatter(name="CTA winner", mode="markers+text", cliponaxis=False,
+                    marker=dict(symbol="diamond-open", size=18, color="#b2182b",
+                                line=dict(width=2)), textfont=dict(size=12))
+    fig.add_scatter(name="warp label", mode="text", showlegend=False, hoverinfo="skip",
+                    textfont=dict(size=11), cliponaxis=False)
+    fig.update_layout(shapes=_warp_lines(trace.threads), bargap=0.15)
+    fig.update_xaxes(range=[-1, trace.threads], dtick=8)
+    style(fig, "", "thread id t (= query id − window start); dotted lines split the warps",
+          "δ (new pages, count)", height=470, subtitle_lines=1, legend_rows=2)
+    update_cta_round(fig, trace, k, start)
+    return fig
+
+
+def update_cta_round(fig: go.Figure, trace: CtaTrace, k: int, start: int = 0) -> None:
+    """Show round ``k`` in place (one ``batch_update``)."""
+    v = cta_round_view(trace, k, start)
+    top = max(6, int(max(v["bar_y"], default=0)) + 5)
+    right = v["win_x"][0] > 0.75 * trace.threads  # the WINNER label reads away from the edge
+    with fig.batch_update():
+        bar, off, warp, win, label = fig.data
+        bar.update(x=v["bar_x"], y=v["bar_y"], text=v["bar_text"], hovertext=v["bar_hover"])
+        off.update(x=v["off_x"], y=np.zeros(len(v["off_x"])))
+        warp.update(x=v["warp_x"], y=v["warp_y"] + 0.6, text=v["warp_text"])
+        win.update(x=v["win_x"], y=v["win_y"], text=v["win_text"],
+                   textposition="middle left" if right else "middle right")
+        label.update(x=v["label_x"], y=np.full(len(v["label_x"]), top - 1.2),
+                     text=v["label_text"])
+        set_title(fig, v["title"], v["subtitle"])
+        fig.layout.yaxis.range = [-0.5, top]
+
+
+class CtaStepper:
+    """A CTA-round widget over the windows of ``topk``: ``update(window, index, k)``.
+
+    The simulated trace of the current (W, window) is cached, so stepping rounds only redraws;
+    a new window costs one :func:`~pageweaver_edu.replay.regroup_cta.trace_window` call.
+    ``boundaries`` go to it (``lengths``, ``page_size``, ``request_offsets``).
+    """
+
+    def __init__(self, topk, window: int = 128, index: int = 0, group: int = 8, **boundaries):
+        self.topk, self.group, self.kw, self.key = topk, group, boundaries, None
+        self._load(window, index)
+        self.fig = cta_round_figure(self.trace, 0, self.start, widget=True)
+
+    def _load(self, window: int, index: int) -> None:
+        if self.key != (window, index):
+            self.key = (window, index)
+            grouping = Grouping(window, self.group)
+            self.start, self.trace = trace_window(self.topk, grouping, index, **self.kw)
+
+    def update(self, window: int, index: int, k: int) -> int:
+        """Show round ``k`` (clipped) of window ``index`` at width W; returns the round count."""
+        threads = self.trace.threads
+        self._load(window, index)
+        rounds = len(self.trace.order)
+        if self.trace.threads != threads:  # W changed: warp separators and x range follow
+            with self.fig.batch_update():
+                self.fig.layout.shapes = _warp_lines(self.trace.threads)
+                self.fig.layout.xaxis.range = [-1, self.trace.threads]
+        update_cta_round(self.fig, self.trace, min(k, rounds - 1), self.start)
+        return rounds
+
+
+def shuffle_figure(trace: CtaTrace, k: int, warp: int = 0) -> go.Figure:
+    """The five shuffle levels of one warp in round ``k``: every lane's (δ, id) per level."""
+    lanes = trace.rounds[k].lanes[warp]  # [6, 32, 2]
+    z = np.where(lanes[..., 0] == SENTINEL, -1, lanes[..., 0])
+    text = np.where(z < 0, "–", np.char.add(np.char.add(z.astype(str), "<br>t"),
+                                            lanes[..., 1].astype(str)))
+    rows = ["input"] + [f"after shfl_down {o}" for o in (16, 8, 4, 2, 1)]
+    fig = go.Figure(go.Heatmap(z=z, x=np.arange(WARP), y=rows, text=text, showscale=False,
+                               texttemplate="%{text}", textfont=dict(size=10),
+                               colorscale="Blues_r", xgap=1, ygap=1))
+    fig.update_yaxes(autorange="reversed")
+    return style(fig, f"warp {warp}, round {k}: (δ, thread) per lane, level by level", "lane",
+                 "shuffle level", height=420, legend_rows=0,
+                 subtitle="lane 0 of the last row holds the warp minimum; – = not competing")

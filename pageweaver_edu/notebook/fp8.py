@@ -1,0 +1,218 @@
+"""Chapter 12's figures, tables and widget: the FP8 Union8 path and its error budget.
+
+* :func:`e4m3_error_figure` — E4M3 rounding error against magnitude, with the probability
+  range before and after the kernel's 2^8 pre-scale;
+* :func:`budget_table`, :func:`budget_bars`, :func:`knob_figure`, :func:`budget_app` — the
+  NRMS of each stage (:mod:`pageweaver_edu.replay.fp8_budget`) and its knobs;
+* :func:`speed_table`, :func:`targets_table` — the recorded FP8 run beside BF16 Union8, the
+  paper and the targets (docs/definitions.md#fp8-arithmetic, docs/definitions.md#paper-numbers).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..records import record_header
+from ..replay.fp8 import nrms, to_e4m3
+from ..replay.fp8_budget import budget, stage_output
+from .style import style
+
+#: (budget key, stage, what it rounds) in table order.
+BUDGET_ROWS = (
+    ("q_quantization", "Q quantization", "q → E4M3, one scale per (query, head) row"),
+    ("p_quantization", "P quantization", "2<sup>8</sup>·p → E4M3 for the PV product"),
+    ("fp32_accumulation", "accumulation (FP32, page order)",
+     "running m, ℓ, O in FP32; page products folded in ascending order"),
+    ("bf16_output", "BF16 output", "o rounded to BF16"),
+    ("total", "**kernel arithmetic, all stages**", "the emulated kernel"),
+    ("rss", "√(Σ stage²)", "the four stages added in quadrature"),
+    ("kv_cache", "KV cache itself (storage)", "float64 on the FP8 cache vs on BF16 K/V"),
+    ("end_to_end", "**end to end**", "the emulated kernel vs float64 on BF16 K/V"),
+    ("rss_all", "√(total² + cache²)", "kernel and cache in quadrature"))
+BUDGET_KEYS = [key for key, _, _ in BUDGET_ROWS]
+BAR_LABELS = ["Q quant.", "P quant.", "FP32 accum.", "BF16 out", "kernel total", "√Σ stages²",
+              "KV cache", "end to end", "√(total²+cache²)"]
+BAR_PATTERNS = ["", "", "", "", "/", "x", ".", "/", "x"]
+#: Union8 time over Union4 time in the paper (geometric mean, arXiv:2610.11201 §5.2).
+PAPER_U8_OVER_U4 = 1.075
+NRMS_MAX = 0.04
+
+
+def e4m3_error_figure() -> go.Figure:
+    """Relative E4M3 rounding error over 2^-18 … 2^10, with the probability ranges."""
+    import torch
+
+    x = torch.exp2(torch.linspace(-18, 10, 1401, dtype=torch.float64))
+    rel = ((to_e4m3(x).double() - x).abs() / x).numpy()
+    fig = go.Figure(go.Scatter(x=x.numpy(), y=100 * rel, mode="lines", name="|e(x) − x| / x",
+                               line_color="black"))
+    for lo, hi, y, label, dash in (
+            (2.0**-17, 1.0, 125, "probabilities 2<sup>-17</sup> … 1 (no pre-scale)", "dot"),
+            (2.0**-9, 2.0**8, 112, "the same × 2<sup>8</sup> (the kernel)", "dash")):
+        fig.add_scatter(x=[lo, hi], y=[y, y], mode="lines+markers+text", line_dash=dash,
+                        marker_symbol="line-ns", marker_size=14, marker_line_width=2,
+                        text=["", label], textposition="top left", name=label)
+    for xv, label, side in ((2.0**-10, "← rounds to 0 ", "right"),
+                            (2.0**-6, " smallest normal 2<sup>-6</sup>", "left"),
+                            (448.0, "saturates at 448 ", "right")):
+        fig.add_vline(x=xv, line_dash="dashdot")
+        fig.add_annotation(x=np.log10(xv), y=80, text=label, showarrow=False, xanchor=side)
+    fig.update_xaxes(type="log", exponentformat="power",
+                     range=[-18 * np.log10(2), 10 * np.log10(2)])
+    fig.update_yaxes(range=[0, 140])
+    return style(fig, "E4M3 relative rounding error vs magnitude", "x (log scale)",
+                 "relative error (%)", height=420, legend_rows=0).update_layout(showlegend=False)
+
+
+def budget_table(b: dict) -> str:
+    """Markdown: NRMS per stage of a :func:`~pageweaver_edu.replay.fp8_budget.budget` and each
+    single stage's share of the total's square."""
+    lines = ["| stage | what is rounded | NRMS | share of total² |", "|---|---|--:|--:|"]
+    for key, name, what in BUDGET_ROWS:
+        share = (f"{100 * b[key] ** 2 / b['total'] ** 2:.1f} %" if key in b and key[0] in "qpfb"
+                 else "")
+        lines.append(f"| {name} | {what} | {100 * b[key]:.4g} % | {share} |")
+    return "\n".join(lines)
+
+
+def budget_bars(values: dict, fig=None):
+    """Bars of the budget (log scale); ``fig`` a Figure or FigureWidget to draw into."""
+    fig = go.Figure() if fig is None else fig
+    ys = [100 * values[key] for key in BUDGET_KEYS]
+    fig.add_trace(go.Bar(x=BAR_LABELS, y=ys, text=[f"{y:.3g} %" for y in ys],
+                         textposition="outside", marker_pattern_shape=BAR_PATTERNS,
+                         marker_color=["#4c72b0"] * 4 + ["#333333"] * 2 + ["#999999"] * 3))
+    fig.update_yaxes(type="log", range=[-6, 2.3], exponentformat="power")
+    return style(fig, "FP8 error budget per stage (NRMS, log scale)",
+                 "stage (plain: one stage alone; /: measured together; x: quadrature sum)",
+                 "NRMS vs float64 (%)", height=430, legend_rows=0)
+
+
+def knob_figure(case) -> go.Figure:
+    """The P stage against its pre-scale exponent, the Q stage against the Q magnitude with and
+    without the per-row scale (``case``: a small
+    :func:`~pageweaver_edu.replay.fp8_budget.make_case`)."""
+    shifts, exps = list(range(-4, 11)), list(range(-10, 9))
+    p_err = [100 * nrms(stage_output(case, "p_quantization", p_shift=s), case.ref)
+             for s in shifts]
+    q_err = {on: [100 * nrms(stage_output(case, "q_quantization", q_rowscale=on, q_exp=e),
+                             case.ref) for e in exps] for on in (True, False)}
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1)
+    fig.add_scatter(x=shifts, y=p_err, mode="lines+markers", marker_symbol="circle",
+                    name="P stage", row=1, col=1)
+    for on, symbol, dash in ((True, "square", "solid"), (False, "diamond", "dash")):
+        fig.add_scatter(x=exps, y=q_err[on], mode="lines+markers", marker_symbol=symbol,
+                        line_dash=dash, name=f"Q stage, per-row scale {'on' if on else 'off'}",
+                        row=1, col=2)
+    style(fig, "Why 2<sup>8</sup> and why a per-row Q scale (8 queries, NRMS vs float64)", "",
+          "NRMS (%)", height=430)
+    fig.update_yaxes(type="log", tickvals=[2, 3, 5, 10, 20, 50], title_text="NRMS (%)")
+    fig.update_xaxes(title_text="P pre-scale exponent s (kernel: 8)", row=1, col=1)
+    fig.update_xaxes(title_text="Q magnitude exponent e (q·2<sup>e</sup>, scale·2<sup>-e</sup>)",
+                     row=1, col=2)
+    return fig
+
+
+def budget_app(case):
+    """The budget bars with the kernel's knobs as widgets (P pre-scale, Q magnitude, per-row
+    Q scale), redrawn in place."""
+    import ipywidgets as widgets
+
+    shift = widgets.IntSlider(value=8, min=-4, max=10, description="P pre-scale s")
+    qexp = widgets.IntSlider(value=0, min=-10, max=8, description="Q magnitude e")
+    rowscale = widgets.Checkbox(value=True, description="Q per-row scale")
+    status = widgets.Label()
+    fig = budget_bars(budget(case), go.FigureWidget())
+
+    def redraw(_=None):
+        start = time.perf_counter()
+        values = budget(case, p_shift=shift.value, q_rowscale=rowscale.value, q_exp=qexp.value)
+        ys = [100 * values[key] for key in BUDGET_KEYS]
+        with fig.batch_update():
+            fig.data[0].y = ys
+            fig.data[0].text = [f"{y:.3g} %" for y in ys]
+        status.value = (f"kernel total {ys[4]:.2f} %, end to end {ys[7]:.2f} %; updated in "
+                        f"{1e3 * (time.perf_counter() - start):.0f} ms (wall)")
+
+    for control in (shift, qexp, rowscale):
+        control.observe(redraw, "value")
+    redraw()
+    return widgets.VBox([widgets.HBox([shift, qexp, rowscale]), status, fig])
+
+
+def speed_table(fp8: dict) -> tuple[str, str, str]:
+    """The recorded FP8 run: (header line, Markdown table of complete calls against BF16
+    Union8 and the paper, a line on the baselines of the same run)."""
+    med = {r["name"]: r for r in fp8["results"]}
+    paper = fp8["summary"]["paper_ms"]
+    lines = ["| complete call (prep. + attention) | FP8 Union8 (ours) "
+             "| BF16 Union8 (ours, same run) | FP8 / BF16 speed-up | paper FP8 Union8 (L43/r1) |",
+             "|---|--:|--:|--:|--:|"]
+    for label, ours, bf16, pkey in (
+            ("T0: original order", "union8_fp8_original", "union8_original", "T0"),
+            ("T_fixed: W128 ids", "union8_fp8_fixed_w128", "union8_fixed_w128", "T_fixed"),
+            ("T_online: W128 regroup live", "union8_fp8_online_w128", "union8_online_w128",
+             "T_online")):
+        a, b16 = med[ours]["median_us"], med[bf16]["median_us"]
+        lines.append(f"| {label} | {a / 1e3:.3f} ms | {b16 / 1e3:.3f} ms | {b16 / a:.2f}× "
+                     f"| {paper[pkey]:.3f} ms |")
+    for label, ours, bf16 in (("Union4, original order", "union4_fp8_original", "union4_original"),
+                              ("random ids", "union8_fp8_random_ids", None)):
+        b16 = med[bf16]["median_us"] / 1e3 if bf16 else None
+        a = med[ours]["median_us"] / 1e3
+        lines.append(f"| {label} | {a:.3f} ms | {'–' if b16 is None else f'{b16:.3f} ms'} "
+                     f"| {'–' if b16 is None else f'{b16 / a:.2f}×'} | – |")
+    acc = fp8["accounting"]["w128"]
+    lines.append(f"| S_net = T0 − T_online (W128) | {acc['S_net_us']:+.0f} µs | – | – "
+                 f"| {1e3 * (paper['T0'] - paper['T_online']):+.0f} µs |")
+    best = min(med[n]["median_us"] for n in ("union8_fp8_original", "union8_fp8_fixed_w128"))
+    baselines = "baselines on the same inputs (same run): " + ", ".join(
+        f"{n} {med[n]['median_us'] / 1e3:.1f} ms (best FP8 Union8 "
+        f"{med[n]['median_us'] / best:.1f}× faster)"
+        for n in ("flex_attention_q128_kv128", "gather_reference"))
+    return "recorded: " + record_header(fp8).strip(), "\n".join(lines), baselines
+
+
+def targets_table(fp8: dict) -> tuple[str, str]:
+    """The recorded FP8 run against its targets: (Markdown table, summary lines)."""
+    s, t, c = fp8["summary"], fp8["targets"], fp8["check"]
+    acc = fp8["accounting"]["w128"]
+
+    def pct(v):
+        return f"{100 * v:.2f} %"
+
+    def x(v):
+        return f"{v:.3g}×"
+
+    same = all(c["bitwise_identical"].values())
+    checks = [  # (target, recorded, met?, needed)
+        ("FP8 Union8 speed-up over BF16 Union8", x(s["speedup_vs_bf16_union8"]),
+         s["speedup_vs_bf16_union8"] >= t["vs_bf16_union8"], f"≥ {x(t['vs_bf16_union8'])}"),
+        ("speed-up over FlexAttention", x(s["speedup_vs_flex"]),
+         s["speedup_vs_flex"] >= t["vs_flex"], f"≥ {x(t['vs_flex'])}"),
+        ("share of the FP8 dense peak on the C4 work", pct(s["fraction_of_fp8_peak_c4"]),
+         s["fraction_of_fp8_peak_c4"] >= t["fraction_of_fp8_peak_c4"],
+         f"≥ {pct(t['fraction_of_fp8_peak_c4'])}"),
+        ("S_net at W128", f"{acc['S_net_us']:+.0f} µs", acc["S_net_us"] > t["s_net_w128_us"],
+         f"> {t['s_net_w128_us']:.0f} µs"),
+        ("NRMS vs float64 on the FP8 cache", pct(c["nrms_vs_float64"]),
+         c["nrms_vs_float64"] <= NRMS_MAX, f"≤ {pct(NRMS_MAX)}"),
+        ("kernel vs emulation NRMS", pct(c["nrms_vs_emulation"]),
+         c["nrms_vs_emulation"] <= c["nrms_vs_float64"] / 4, "≤ ¼ of kernel vs float64"),
+        ("all orderings and Union4 bitwise identical", str(same), same, "True"),
+    ]
+    lines = ["| target | recorded | needed | met? |", "|---|--:|--:|:-:|"]
+    for name, got, ok, need in checks:
+        lines.append(f"| {name} | {got} | {need} | {'met' if ok else '**missed**'} |")
+    u = s["union8_over_union4_fp8"]
+    lines.append(f"| Union8 vs Union4 (Union4 time / Union8 time) | {x(u)} "
+                 f"| paper: {x(PAPER_U8_OVER_U4)} "
+                 f"| {'as in the paper' if u > 1 else '**opposite of the paper**'} |")
+    missed = [name for name, _, ok, _ in checks if not ok]
+    text = (f"{len(checks) - len(missed)} of {len(checks)} targets met; missed: "
+            f"{missed or 'none'}\nbest FP8 rate on the C4 work: {s['tflops_c4_best']:.0f} TFLOP/s")
+    return "\n".join(lines), text

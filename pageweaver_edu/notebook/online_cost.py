@@ -1,0 +1,106 @@
+"""Chapter 08's figures and tables: what online grouping costs and saves, from the records.
+
+* :func:`waterfall_figure` — T0 → −S_exec → +C_online → T_online, ours beside the paper's;
+* :func:`orderings` — Union8's complete-call time against union visits, every ordering;
+* :func:`accounting_table` — T0, T_fixed, T_online, S_net and the baselines per preset.
+
+The accounting is docs/definitions.md#cost-accounting; the paper's numbers are
+docs/definitions.md#paper-numbers (arXiv:2610.11201, §5.4).
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..records import recorded_results
+from .style import style
+from .union8_live import CALL_ROWS
+
+#: The paper's complete calls on L43/r1 at W128 (FP8 Union8), µs.
+PAPER_CALLS_US = {"T0": 1366.33, "T_fixed": 1270.37, "T_online": 1307.92}
+#: The presets bench_union8.py records with one KV head.
+RECORDED_PRESETS = ("cap64k", "cap16k-high-overlap", "interleaved-64k")
+#: (stats key, result row) of every ordering chapter 08 plots.
+ORDERINGS = (("original", "union8_original"), ("w64", "union8_fixed_w64"),
+             ("w128", "union8_fixed_w128"), ("w512", "union8_fixed_w512"),
+             ("random", "union8_random_ids"))
+
+
+def _waterfall(t0: float, tf: float, to: float) -> go.Waterfall:
+    return go.Waterfall(
+        x=["T0", "− S_exec", "+ C_online", "T_online"],
+        measure=["absolute", "relative", "relative", "total"], y=[t0, tf - t0, to - tf, 0],
+        text=[f"{t0:.0f}", f"{tf - t0:+.0f}", f"{to - tf:+.0f}", f"{to:.0f}"],
+        textposition="outside")
+
+
+def waterfall_figure(medians: dict, where: str) -> go.Figure:
+    """Figure 6's accounting, S_net = S_exec − C_online: ours (``medians`` of the complete
+    calls, measured ``where``) beside the paper's."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(
+        f"ours: BF16 Union8, cap64k, W128 ({where.split(':')[0]})",
+        "paper: FP8 Union8, L43/r1, W128"))
+    fig.add_trace(_waterfall(*(medians[name] for name in CALL_ROWS)), 1, 1)
+    fig.add_trace(_waterfall(*PAPER_CALLS_US.values()), 1, 2)
+    fig.update_layout(showlegend=False)
+    fig.update_yaxes(rangemode="normal")
+    return style(fig, "Figure 6's accounting: S_net = S_exec − C_online", "", "time (µs)",
+                 height=420)
+
+
+def orderings(presets=RECORDED_PRESETS) -> tuple[go.Figure, str]:
+    """Complete-call time against union visits for every ordering (and Union4), recorded.
+
+    Returns
+    -------
+    figure : plotly.graph_objects.Figure
+        One marker series per preset, labelled by ordering.
+    table : str
+        Markdown: union visits, C4, median µs and TFLOP/s on the C4 work per run.
+    """
+    lines = ["| preset | run | union visits | C4 | median µs | TFLOP/s (C4) |",
+             "|---|---|--:|--:|--:|--:|"]
+    fig = go.Figure()
+    for i, name in enumerate(presets):
+        r = recorded_results(f"union8_{name}_h200")
+        m = {x["name"]: x for x in r["results"]}
+        st = r["stats"]
+        xs, ys, labels = [], [], []
+        for key, label in ORDERINGS:
+            xs.append(st[key]["union_visits"])
+            ys.append(m[label]["median_us"])
+            labels.append(label.replace("union8_", ""))
+            lines.append(f"| {name} | {label} | {st[key]['union_visits']:,} | {st[key]['c4']:,} "
+                         f"| {m[label]['median_us']:,.0f} | {m[label]['tflops_c4']:.0f} |")
+        u4 = m["union4_original"]
+        lines.append(f"| {name} | union4_original | – | {st['original_g4']['c4']:,} "
+                     f"| {u4['median_us']:,.0f} | {u4['tflops_c4']:.0f} |")
+        fig.add_scatter(x=xs, y=ys, mode="markers+text", text=labels, textposition="top center",
+                        marker_symbol=["circle", "square", "diamond"][i], name=name)
+    style(fig, "Union8 complete-call time vs union visits (recorded, H200, 1 KV head)",
+          "union visits Σ|U_G|", "median time (µs)", height=460)
+    return fig, "\n".join(lines)
+
+
+def accounting_table(presets=RECORDED_PRESETS) -> str:
+    """Markdown: T0, T_fixed, T_online, S_net (W64, W128), the regroup alone and the baselines
+    per recorded preset, and cap64k with 8 KV heads."""
+    lines = ["| preset | T0 µs | T_fixed W128 | T_online W128 | S_net W64 | S_net W128 "
+             "| regroup W128 alone | gather µs | flex µs | × gather | × flex |",
+             "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    stems = {name: f"union8_{name}_h200" for name in presets}
+    stems["cap64k (8 KV heads)"] = "union8_cap64k_h8_h200"
+    for name, stem in stems.items():
+        r = recorded_results(stem)
+        m = {x["name"]: x["median_us"] for x in r["results"]}
+        a = r["accounting"]
+        flex = next((x["median_us"] for x in r["results"] if x["name"].startswith("flex")), None)
+        lines.append(
+            f"| {name} | {m['union8_original']:,.0f} | {m['union8_fixed_w128']:,.0f} "
+            f"| {m['union8_online_w128']:,.0f} | {a['w64']['S_net_us']:+.0f} "
+            f"| {a['w128']['S_net_us']:+.0f} | {m['gpu_regroup_w128']:.0f} "
+            f"| {m['gather_reference']:,.0f} | {'–' if flex is None else f'{flex:,.0f}'} "
+            f"| {r['summary']['speedup_vs_gather']} "
+            f"| {r['summary'].get('speedup_vs_flex', '–')} |")
+    return "\n".join(lines)

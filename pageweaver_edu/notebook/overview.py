@@ -1,0 +1,67 @@
+"""Chapter 00's series map (a Markdown table) and the data-flow figure (arXiv:2610.11201, §4).
+
+Re-exported by :mod:`pageweaver_edu.notebook.supports`, where the notebooks import them from.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import plotly.graph_objects as go
+
+from .style import style
+
+#: (number, topic, where it runs) for the whole series.
+CHAPTERS = (
+    ("00", "Overview: the map, the data flow, a first end-to-end run", "CPU"),
+    ("01", "Support sets: $S_i$, $P$, $L_i$, $c_i$ and the attended tokens $A_i$", "CPU"),
+    ("02", r"Query union: $U_G$, masks $M_{i,p}$, $\rho_Q$ and the useful tile fraction", "CPU"),
+    ("03", "Greedy regroup: Algorithm 1 round by round", "CPU"),
+    ("04", "Bitmap popcount: 16-word bitmaps, one regroup CTA simulated", "CPU + live H200 cell"),
+    ("05", "Union preparation: page lists, membership bytes, C4", "CPU + live H200 cell"),
+    ("06", "The Figure 3 pipeline: two CTAs, two KV slots, events ① and ②", "CPU"),
+    ("07", "The Union8 kernel, live", "H200 (recorded results on a CPU)"),
+    ("08", r"Online regroup cost: $T_0$, $T_\text{fixed}$, $T_\text{online}$ and $S_\text{net}$",
+     "H200 (recorded results)"),
+    ("09", "Direct KV-page pairs", "CPU + live H200 cell"),
+    ("10", "Open questions", "CPU"),
+    ("11", "The paper's claims, placed beside ours", "CPU"),
+    ("12", "FP8 Union8: E4M3 path, error budget per stage, speed table",
+     "CPU + live H200 cell (recorded results on a CPU)"),
+)
+#: (title, what it is, where it runs) per stage of the data flow; short lines fit a box.
+STAGES = (
+    ("Top-K ids", "topk [N, K] int<br>S<sub>i</sub> per query", "input: selector unchanged"),
+    ("greedy regroup", "windows of W<br>queries, groups<br>of g = 8", "CPU ref · H200 kernel"),
+    ("π", "int32 ids [N]<br>slot r runs<br>query π[r]", "Q is never copied"),
+    ("union prep.", "U<sub>G</sub> page lists<br>+ membership<br>bytes", "CPU ref · H200 kernel"),
+    ("Union8", "2 CTAs × 4 queries<br>× 16 heads<br>= 2 × M64 tiles", "CPU ref · H200 kernel"),
+    ("O at original rows", "slot r writes<br>o[π[r]], no<br>reorder pass", "output [N, 16, d]"),
+)
+
+def chapter_table(folder) -> str:
+    """The series map as Markdown; chapters whose notebook exists in ``folder`` are linked."""
+    rows = ["| # | chapter | runs on |", "|---|---|---|"]
+    for num, topic, where in CHAPTERS:
+        found = sorted(Path(folder).glob(f"{num}_*.ipynb"))
+        cell = f"[{topic}]({found[0].name})" if found else f"{topic} — *coming*"
+        rows.append(f"| {num} | {cell} | {where} |")
+    return "\n".join(rows)
+
+
+def dataflow_figure() -> go.Figure:
+    """Labelled boxes and arrows: Top-K → regroup → π → preparation → Union8 → O."""
+    fig = go.Figure()
+    for i, (title, what, where) in enumerate(STAGES):
+        dash = "dot" if i in (0, len(STAGES) - 1) else "solid"  # input/output dotted
+        fig.add_shape(type="rect", x0=i - 0.45, x1=i + 0.45, y0=0.2, y1=1.0,
+                      line=dict(width=2, dash=dash))
+        for y, text, size in ((0.6, f"<b>{title}</b><br>{what}", 11), (0.05, where, 10)):
+            fig.add_annotation(x=i, y=y, text=text, showarrow=False, font=dict(size=size))
+        if i:
+            fig.add_annotation(x=i - 0.46, y=0.6, ax=i - 0.54, ay=0.6, axref="x", ayref="y",
+                               text="", showarrow=True, arrowhead=3, arrowwidth=2)
+    style(fig, "PageWeaver data flow (arXiv:2610.11201, §4): ids move, Q and O stay put",
+          "", "", height=300, legend_rows=0)
+    fig.update_xaxes(visible=False, range=[-0.5, len(STAGES) - 0.5])
+    return fig.update_yaxes(visible=False, range=[-0.1, 1.1])

@@ -1,0 +1,178 @@
+"""Chapter 03's special cases and the W sweep: boundaries, the capacity fallback, W = g…512.
+
+* :func:`boundary_figure` — requests, chunks, windows and groups as bands over the execution
+  slots, with one row of π per variant; slots of a group that mixes two (request, chunk)
+  spans are marked ``✗``.
+* :func:`crossing_groups` — the groups of a π whose members come from more than one span.
+* :func:`fallback_report` — per window: regrouped, or kept in identity order and why.
+* :func:`window_curve` — union visits of the greedy regroup for W = g, 2g, …
+  (:func:`doubling_windows`), with one bitmap encoding for every W.
+
+See arXiv:2610.11201, §4.1 (request- and chunk-local windows, capacity fallback).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..core.grouping import Grouping
+from ..core.inputs import as_positions, as_request_offsets, positive_int
+from ..core.union_metrics import union_stats
+from ..core.windows import WindowTable, chunk_table, group_table, split_spans, window_table
+from ..regroup.bitmap import regroup_table, window_bitmaps
+from .style import style
+
+
+def _span_of(ids: np.ndarray, spans: np.ndarray) -> np.ndarray:
+    """Index of the ``[start, end)`` span holding each id (spans sorted, covering 0..N-1)."""
+    return np.searchsorted(spans[:, 1], ids, side="right")
+
+
+def crossing_groups(perm, spans, group: int, request_offsets=None) -> list[list[int]]:
+    """Groups (lists of original ids, slot order) whose members lie in more than one span.
+
+    Parameters
+    ----------
+    perm : array_like of int, shape [N]
+    spans : array_like of int, shape [S, 2]
+        ``[start, end)`` ranges of original ids, e.g. requests, chunks or windows.
+    group : int
+        g; groups are request-local blocks of g slots.
+    request_offsets : array_like of int, optional
+        Offsets that define the group blocks (default: one request).
+    """
+    perm = np.asarray(perm, dtype=np.int64)
+    spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+    blocks = group_table(as_request_offsets(request_offsets, len(perm)), group)
+    out = []
+    for first, size in blocks:
+        members = perm[first:first + size]
+        if len(np.unique(_span_of(members, spans))) > 1:
+            out.append(members.tolist())
+    return out
+
+
+def boundary_figure(perms: dict, grouping: Grouping, request_offsets=None,
+                    title: str = "") -> go.Figure:
+    """Bands of requests, chunks, windows and groups over the slots, and rows of π.
+
+    Parameters
+    ----------
+    perms : dict of str to array_like
+        Row label → π; a slot whose group mixes two (request, chunk) spans reads ``q7✗``.
+    grouping : Grouping
+        W, g and the chunk size of the bands.
+    request_offsets : array_like of int, shape [R + 1], optional
+    title : str
+    """
+    first = np.asarray(next(iter(perms.values())))
+    n = len(first)
+    group = grouping.group
+    offsets = as_request_offsets(request_offsets, n)
+    chunks = chunk_table(offsets, grouping.chunk_size)
+    windows = split_spans(chunks, grouping.window)
+    blocks = group_table(offsets, group)
+    bands = [("request", np.stack([offsets[:-1], offsets[1:]], 1), "request "),
+             ("chunk", chunks, "chunk "), ("window", windows, "win "),
+             ("group", np.stack([blocks[:, 0], blocks.sum(1)], 1), "G")]
+    fig = go.Figure()
+    for label, spans, prefix in bands:
+        spans = spans[spans[:, 1] > spans[:, 0]]
+        fig.add_trace(go.Bar(
+            orientation="h", y=[label] * len(spans), base=spans[:, 0] - 0.5,
+            x=spans[:, 1] - spans[:, 0], text=[f"{prefix}{i}" for i in range(len(spans))],
+            textposition="inside", insidetextanchor="middle", name=label, showlegend=False,
+            marker=dict(color=["#e0e0e0", "#bababa"] * (len(spans) // 2 + 1),
+                        pattern_shape=["", "/"] * (len(spans) // 2 + 1),
+                        line=dict(color="black", width=1.5)),
+            hovertemplate=label + " %{text}: slots %{base}–%{x}<extra></extra>"))
+    req_chunk = chunks  # (request, chunk) spans in id space
+    for label, perm in perms.items():
+        perm = np.asarray(perm, dtype=np.int64)
+        bad = np.zeros(n, dtype=bool)
+        for start, size in group_table(as_request_offsets(None, n), group):
+            members = perm[start:start + size]
+            if len(np.unique(_span_of(members, req_chunk))) > 1:
+                bad[start:start + size] = True
+        fig.add_trace(go.Scatter(
+            x=np.arange(n), y=[label] * n, mode="text", showlegend=False,
+            text=[f"q{q}✗" if b else f"q{q}" for q, b in zip(perm, bad, strict=True)],
+            textfont=dict(size=12)))
+    style(fig, title or "Where regrouping may move a query (✗ = group mixes two chunks or "
+          "requests)", "execution slot r", "spans · π (query per slot)",
+          height=110 + 42 * (4 + len(perms)), legend_rows=0)
+    fig.update_layout(barmode="overlay", bargap=0.25)
+    fig.update_yaxes(type="category", autorange="reversed",
+                     categoryarray=[b[0] for b in bands] + list(perms))
+    fig.update_xaxes(range=[-0.6, n - 0.4], dtick=1 if n <= 40 else None)
+    return fig
+
+
+def fallback_report(topk, grouping: Grouping, *, request_offsets=None, lengths=None,
+                    page_size: int = 128) -> list[str]:
+    """One line per window: regrouped, or identity because the chunk needs more than B pages.
+
+    Parameters and boundaries as :func:`pageweaver_edu.core.windows.window_table`.
+
+    Returns
+    -------
+    list of str
+    """
+    table = window_table(topk, grouping, request_offsets=request_offsets, lengths=lengths,
+                         page_size=page_size)
+    rows = table.canonical
+    lens = as_positions(lengths, rows.shape[0], "lengths")
+    out = []
+    for (start, end), fallback in zip(table.windows, table.fallback, strict=True):
+        chunk = next(c for c in table.chunks if c[0] <= start < c[1])
+        need = int(rows[chunk[0]:chunk[1]].max(initial=-1)) + 1
+        why = f"largest page id {need - 1}"
+        if lens is not None:
+            by_len = -(-int(lens[chunk[0]:chunk[1]].max()) // page_size)
+            why += f", ceil(max L_i / P) = {by_len}"
+            need = max(need, by_len)
+        verdict = (f"identity (needs {need} pages > B = {grouping.capacity})" if fallback
+                   else "regrouped")
+        out.append(f"window [{start}, {end}) in chunk [{chunk[0]}, {chunk[1]}): {why} → {verdict}")
+    return out
+
+
+def doubling_windows(group: int, largest: int = 512) -> list[int]:
+    """W = g, 2g, 4g, … up to ``largest`` (every one a multiple of g)."""
+    group = positive_int(group, "group size g")
+    out, w = [], group
+    while w <= largest:
+        out.append(w)
+        w *= 2
+    return out
+
+
+def window_curve(table: WindowTable, windows=None) -> dict:
+    """Union visits of the greedy regroup for several W over one window table's rows.
+
+    Parameters
+    ----------
+    table : WindowTable
+        Validated rows, chunks and capacity fallback (its own W does not matter).
+    windows : sequence of int, optional
+        Multiples of g; default :func:`doubling_windows` ``(g, 512)``.
+
+    Returns
+    -------
+    dict
+        ``windows`` (list of int), ``visits`` (list of int, one per W), ``original`` (union
+        visits of the original order) and ``edges``. The rows are encoded as bitmaps once;
+        per W only the window table changes.
+    """
+    group = table.group
+    windows = doubling_windows(group) if windows is None else [int(w) for w in windows]
+    rows, offsets = table.canonical, table.request_offsets
+    bits = window_bitmaps(rows, table.regrouped_chunks)
+    visits = []
+    for w in windows:
+        perm = regroup_table(table.for_window(w), bits)
+        visits.append(union_stats(rows, perm, offsets, group).union_visits)
+    original = union_stats(rows, None, offsets, group)
+    return {"windows": windows, "visits": visits, "original": original.union_visits,
+            "edges": original.edges}

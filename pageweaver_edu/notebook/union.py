@@ -1,0 +1,169 @@
+"""Figures and widget updates of chapter 05 (union preparation, arXiv:2610.11201 §4.2).
+
+``update_slot_map`` and ``update_union_hist`` are plain functions: the notebook wires them to
+ipywidgets with ``observe``; tests and the latency benchmark call them without a browser.
+Re-exported by :mod:`pageweaver_edu.notebook.bitmap`. Text labels, marker symbols and dash styles
+carry the meaning; colour only repeats it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..core.grouping import Grouping
+from ..core.union_metrics import union_stats
+from ..core.union_plan import UnionPlan
+from ..regroup.bitmap import greedy_regroup
+from .style import DASHES, SYMBOLS, set_subtitle, set_title, style
+
+BITS = [[0, "#f7f7f7"], [1, "#2166ac"]]
+#: One colour per ordering, the same in every panel (dash and symbol say it too).
+ORDER_COLOURS = ("#2166ac", "#b2182b", "#1b7837", "#762a83")
+FLAG_TEXT = ("–", "✓")  # CTA flag cells: no work (the CTA skips the page) / has work
+
+
+def slot_map_view(plan: UnionPlan, g: int) -> dict:
+    """Slots, original ids, pages, membership bits, bytes and CTA flags of group ``g``.
+
+    ``z`` / ``text`` (float / str, shape [size + 3, |U_G|]) are the heatmap: one row per slot
+    (bit r of each byte), then the byte in hex, then the two "CTA has work" flags
+    (✓ = computes, – = skips).
+    """
+    base, size = (int(v) for v in plan.group_slots[g])
+    ids = plan.perm[base:base + size].astype(int)
+    pages, masks = plan.group_pages(g)
+    bits = ((masks[None, :] >> np.arange(size)[:, None]) & 1).astype(float)
+    flags = plan.cta_any[plan.page_offsets[g]:plan.page_offsets[g + 1]].T.astype(float)
+    z = np.vstack([bits, np.full((1, len(pages)), np.nan), flags])
+    text = np.vstack([np.where(bits == 1, "1", "·"), [[f"{m:02X}" for m in masks]],
+                      np.where(flags == 1, FLAG_TEXT[1], FLAG_TEXT[0])])
+    rows = [f"slot {r} → q{i}" for r, i in enumerate(ids)]
+    return {"slots": np.arange(size), "ids": ids, "rank": np.argsort(np.argsort(ids)),
+            "pages": pages, "z": z, "text": text,
+            "rows": rows + ["byte (hex)", "CTA0 has work", "CTA1 has work"],
+            "title": f"group {g}: execution slots {base}–{base + size - 1}",
+            "subtitle": f"|U<sub>G</sub>| = {len(pages)} pages; ✓ = the CTA computes the page, "
+                        "– = it skips it"}
+
+
+def slot_map_figure(plan: UnionPlan, g: int = 0, widget: bool = False) -> go.Figure:
+    """Left: slot r → original id π[base + r]; right: membership bits (rows = slots)."""
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.2, 0.8], horizontal_spacing=0.16,
+                        subplot_titles=("slot → original id", "bit r of the byte = slot r "
+                                        "selects p"))
+    fig = go.FigureWidget(fig) if widget else fig
+    for pos, name, sym in (("left", "execution slot", "square"), ("right", "original id",
+                                                                  "circle")):
+        fig.add_scatter(mode="markers+text", textposition=f"middle {pos}", name=name,
+                        marker=dict(symbol=sym, size=12), cliponaxis=False, row=1, col=1)
+    fig.add_heatmap(colorscale=BITS, showscale=False, texttemplate="%{text}", xgap=1, ygap=1,
+                    textfont=dict(size=10), row=1, col=2)
+    fig.update_xaxes(visible=False, range=[-1.2, 2.0], row=1, col=1)
+    fig.update_yaxes(autorange="reversed", visible=False, row=1, col=1)
+    fig.update_yaxes(autorange="reversed", tickfont=dict(size=11), row=1, col=2)
+    style(fig, "", "", "", height=510, subtitle_lines=1)  # no legend: the room is for the
+    # panel titles
+    fig.update_layout(showlegend=False)  # the text beside each marker says slot / original id
+    fig.update_xaxes(title_text="page id p of U<sub>G</sub> (ascending)", tickangle=-90,
+                     tickfont=dict(size=10), row=1, col=2)
+    update_slot_map(fig, plan, g)
+    return fig
+
+
+def update_slot_map(fig: go.Figure, plan: UnionPlan, g: int) -> None:
+    """Show group ``g`` in place: arrows, membership heatmap, hex bytes, CTA flags."""
+    v = slot_map_view(plan, g)
+    n = len(v["slots"])
+    arrows = [dict(x=1, y=int(v["rank"][r]), ax=0, ay=r, xref="x", yref="y", axref="x",
+                   ayref="y", showarrow=True, arrowhead=2, arrowwidth=1.2, text="")
+              for r in range(n)]
+    text = v["text"].astype(object)
+    if len(v["pages"]) > (28 if isinstance(fig, go.FigureWidget) else 44):  # narrow cells:
+        text[-3] = [f"{b[0]}<br>{b[1]}" for b in text[-3]]  # one hex digit per line
+    with fig.batch_update():
+        slots, ids, heat = fig.data
+        slots.update(x=np.zeros(n), y=v["slots"],
+                     text=[f"slot {r} · CTA{int(r >= 4)}" for r in v["slots"]])
+        ids.update(x=np.ones(n), y=v["rank"], text=[f"q{i}" for i in v["ids"]])
+        z = np.where(np.isnan(v["z"]), None, v["z"]).tolist()  # gaps; widgets reject NaN
+        heat.update(z=z, x=[str(p) for p in v["pages"]], y=v["rows"], text=text)
+        fig.layout.annotations = [a for a in fig.layout.annotations if not a.showarrow] + arrows
+        set_title(fig, v["title"], v["subtitle"])
+
+
+def union_size_counts(topk, perms: dict, request_offsets=None, group: int = 8) -> dict:
+    """Histogram of |U_G|: label -> int64 counts indexed by union size (0 .. max)."""
+    out = {}
+    for label, perm in perms.items():
+        sizes = union_stats(topk, perm, request_offsets, group).union_sizes
+        out[label] = np.bincount(sizes)
+    return out
+
+
+def _line(i: int, size: int) -> dict:
+    return dict(line=dict(dash=DASHES[i], shape="hv", color=ORDER_COLOURS[i]),
+                marker=dict(symbol=SYMBOLS[i], size=size, color=ORDER_COLOURS[i]))
+
+
+def union_hist_grid(counts_by_name: dict, cols: int = 3) -> go.Figure:
+    """Small multiples: one panel per workload, one line per ordering (same styles)."""
+    names = list(counts_by_name)
+    rows = -(-len(names) // cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=names, vertical_spacing=0.2)
+    for n, name in enumerate(names):
+        for i, (label, c) in enumerate(counts_by_name[name].items()):
+            x = np.flatnonzero(c)
+            fig.add_scatter(x=x, y=c[x], name=label, legendgroup=label, showlegend=n == 0,
+                            mode="lines+markers", **_line(i, 5), row=n // cols + 1,
+                            col=n % cols + 1)
+    style(fig, "|U<sub>G</sub>| per group, g = 8", "", "", height=320 * rows)
+    fig.update_layout(margin_t=110,  # legend below the title, above the panel titles
+                      legend=dict(yref="container", y=1 - 40 / (320 * rows), yanchor="top"))
+    fig.update_xaxes(title_text="|U<sub>G</sub>| (pages)")
+    fig.update_yaxes(title_text="groups (count)", col=1)
+    return fig
+
+
+def union_hist_figure(counts: dict, widget: bool = False, title: str = "") -> go.Figure:
+    """One line per ordering (marker symbol and dash differ), x = |U_G| in pages."""
+    fig = (go.FigureWidget if widget else go.Figure)()
+    for i, label in enumerate(counts):
+        fig.add_scatter(name=label, mode="lines+markers", **_line(i, 6))
+    style(fig, "|U<sub>G</sub>| per group: original order vs regrouped",
+          "|U<sub>G</sub>| (pages in the group's union)", "groups (count)", height=380,
+          subtitle_lines=1)
+    update_union_hist(fig, counts, title)
+    return fig
+
+
+def update_union_hist(fig: go.Figure, counts: dict, title: str = "") -> None:
+    """Replace the histogram lines in place (same labels, same order); ``title`` is the
+    statistics line (the subtitle)."""
+    with fig.batch_update():
+        for tr, (label, c) in zip(fig.data, counts.items(), strict=True):
+            x = np.flatnonzero(c)
+            tr.update(x=x, y=c[x], name=label)
+        if title:
+            set_subtitle(fig, title)
+
+
+def union_hist_for(capture, n: int, window: int = 128, group: int = 8) -> tuple[dict, str]:
+    """Counts and a statistics line for the first ``n`` queries: original order vs W.
+
+    Returns
+    -------
+    counts : dict of str to numpy.ndarray of int64
+        ``"original"`` and ``"W<window>"`` (one regroup, so a widget update stays fast).
+    title : str
+        Mean |U_G| of both orders (the figure's subtitle).
+    """
+    topk = capture.topk[:n]
+    lengths = None if capture.lengths is None else capture.lengths[:n]
+    perm = greedy_regroup(topk, Grouping(window, group), lengths=lengths,
+                          page_size=capture.page_size)
+    counts = union_size_counts(topk, {"original": None, f"W{window}": perm}, group=group)
+    mean = {k: (np.arange(len(c)) * c).sum() / max(1, c.sum()) for k, c in counts.items()}
+    return counts, f"first {n:,} queries — mean |U<sub>G</sub>|: " + ", ".join(
+        f"{k} {v:.1f}" for k, v in mean.items())

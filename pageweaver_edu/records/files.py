@@ -1,0 +1,108 @@
+"""Finding and reading recorded result files (``benchmarks/results/<stem>.json``).
+
+Notebooks show these on CPU-only machines in place of a live run; every reader goes through
+:func:`recorded_results` (one named file) or :func:`list_records` (every file a pattern
+matches, archived ones included).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from pathlib import Path
+
+ENV_RESULTS = "PAGEWEAVER_RESULTS_DIR"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def results_dirs() -> list[Path]:
+    """Folders searched, in order: $PAGEWEAVER_RESULTS_DIR, the checkout, ./ and ../."""
+    dirs = []
+    if os.environ.get(ENV_RESULTS):
+        dirs.append(Path(os.environ[ENV_RESULTS]))
+    dirs.append(ROOT / "benchmarks" / "results")
+    cwd = Path.cwd()
+    dirs += [cwd / "benchmarks" / "results", cwd.parent / "benchmarks" / "results"]
+    return dirs
+
+
+def recorded_results(name: str = "gpu_regroup_h200") -> dict:
+    """Load ``benchmarks/results/<name>.json``.
+
+    Parameters
+    ----------
+    name : str
+        File stem (``.json`` optional), e.g. ``"gpu_regroup_h200"``, or an absolute path.
+
+    Returns
+    -------
+    dict
+        ``{"device", "date", "commit", "driver", "cuda", "workload", "results": [...]}``.
+    """
+    stem = name[:-5] if name.endswith(".json") else name
+    for folder in results_dirs():
+        path = folder / f"{stem}.json"
+        if path.is_file():
+            return json.loads(path.read_text(encoding="utf-8"))
+    searched = ", ".join(str(d) for d in results_dirs())
+    raise FileNotFoundError(f"no recorded result {stem}.json in: {searched}")
+
+
+def result_medians(record: dict) -> dict[str, float]:
+    """``{name: median_us}`` of a loaded record (rows without a median are left out)."""
+    return {r["name"]: float(r["median_us"]) for r in record.get("results", [])
+            if isinstance(r, dict) and "name" in r and "median_us" in r}
+
+
+def record_header(rec: dict) -> str:
+    """One line: device, date, driver, CUDA and commit of a recorded result file."""
+    return (f"  {rec.get('device')}, {rec.get('date')}, driver {rec.get('driver')}, "
+            f"CUDA {rec.get('cuda')}, commit {rec.get('commit')}")
+
+
+def list_records(root: str, pattern: str = "*union8*") -> list[dict]:
+    """Every ``benchmarks/results/<pattern>.json`` under ``root``, read by
+    :func:`recorded_results`.
+
+    Parameters
+    ----------
+    root : str
+        The checkout.
+    pattern : str
+        Glob of the file stem. It also matches archived files (e.g. ``*_v1_rowcopies``): to
+        show one result, name its stem.
+
+    Returns
+    -------
+    list of dict
+        Each file's content with its ``path`` (relative to ``root``) added; empty while
+        nothing has been recorded.
+    """
+    out = []
+    for path in sorted(glob.glob(os.path.join(root, "benchmarks", "results", pattern + ".json"))):
+        data = recorded_results(os.path.abspath(path))
+        if isinstance(data, dict):
+            out.append({**data, "path": os.path.relpath(path, root)})
+    return out
+
+
+def latest_record(root: str, workload: str, pattern: str = "*union8*", kv_heads: int = 1):
+    """The newest file of :func:`list_records` (by its ``date``) for a workload.
+
+    Parameters
+    ----------
+    root, pattern
+        As :func:`list_records`.
+    workload : str
+        The file's ``workload`` (a preset name).
+    kv_heads : int
+        The file's ``kv_heads`` (1 when absent).
+
+    Returns
+    -------
+    dict or None
+    """
+    files = [f for f in list_records(root, pattern)
+             if f.get("workload") == workload and f.get("kv_heads", 1) == kv_heads]
+    return max(files, key=lambda f: str(f.get("date", ""))) if files else None

@@ -1,0 +1,1 @@
+"""Checks of the committed notebooks and of the Binder environment that runs them."""

@@ -99,7 +99,8 @@ def integer_array(x, name: str, low: int = INT64_MIN, high: int = INT64_MAX) -> 
         lo, hi = int(arr.min()), int(arr.max())
         if lo < low or hi > high:
             bad = lo if lo < low else hi
-            raise PageWeaverInputError(f"{name} holds {bad}, outside {low}..{high}")
+            wanted = f"below {low}" if high == INT64_MAX else f"outside {low}..{high}"
+            raise PageWeaverInputError(f"{name} holds {bad}, {wanted}")
     return arr.astype(np.int64, copy=False)
 
 

@@ -107,8 +107,14 @@ def integer_array(x, name: str, low: int = INT64_MIN, high: int = INT64_MAX) -> 
 def as_int(value, name: str, minimum: int = 0, maximum: int = INT64_MAX) -> int:
     """``value`` as a Python int after checking that it is one, in ``minimum .. maximum``.
 
-    Accepts Python and NumPy integers and 0-d integer arrays or tensors (a scalar read from a
-    file); refuses bool, float, complex, str, timedelta, None and arrays with elements.
+    Parameters
+    ----------
+    value : int, numpy.integer, or 0-d integer array / tensor (a scalar read from a file)
+        bool, float, complex, str, timedelta, None and arrays with elements are refused.
+    name : str
+        Name used in error messages.
+    minimum, maximum : int
+        Accepted range.
     """
     if hasattr(value, "shape") and not isinstance(value, np.generic):
         arr = to_numpy(value, name)

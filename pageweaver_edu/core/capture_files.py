@@ -148,6 +148,8 @@ def write_atomically(path, suffix: str, write, protect=()) -> Path:
     if path.is_dir():
         raise PageWeaverInputError(f"output {path} is a folder, not a {suffix} file name")
     target = path.resolve()
+    if not target.parent.is_dir():
+        raise PageWeaverInputError(f"output {path}: the folder {target.parent} does not exist")
     for other in map(Path, protect):
         if other.resolve() == target or (path.exists() and other.exists()
                                          and os.path.samefile(other, path)):

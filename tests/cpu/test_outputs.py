@@ -44,6 +44,7 @@ def test_out_that_is_a_folder_is_refused(capture, tmp_path):
     assert_one_line_error(*regroup(capture, tmp_path / "somedir"), "must end in .npy")
     assert_one_line_error(*regroup(capture, tmp_path / "d.npy"), "is a folder")
     assert not (tmp_path / "somedir.npy").exists() and not any((tmp_path / "d.npy").iterdir())
+    assert_one_line_error(*regroup(capture, tmp_path / "no" / "p.npy"), "does not exist")
 
 
 def test_out_is_written_where_asked_and_the_real_path_printed(capture, tmp_path, monkeypatch):

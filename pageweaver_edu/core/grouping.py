@@ -3,7 +3,7 @@
 One :class:`Grouping` travels from the command line, a notebook or a benchmark into every
 regroup (the set and bitmap references, the CPU replays, the alternatives and the GPU kernel),
 so its rules are checked once, when it is made: W and the chunk size are multiples of g, and
-all four are positive integers, B at most 65,536 pages
+all four are positive integers, B at most 1,048,576 pages
 (docs/definitions.md#windows-and-chunks).
 """
 

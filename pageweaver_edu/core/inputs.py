@@ -19,7 +19,7 @@ INT64_MIN, INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
 MAX_QUERIES = 1 << 24  #: N, query rows of a Top-K array
 MAX_TOPK = 1 << 12  #: K, entries per row
 MAX_ELEMENTS = 1 << 27  #: elements of any array argument (N·K for a Top-K array)
-MAX_CAPACITY = 1 << 16  #: B, bitmap capacity in pages
+MAX_CAPACITY = 1 << 20  #: B, bitmap capacity in pages (the bitmaps have their own limit)
 
 
 class PageWeaverInputError(ValueError):

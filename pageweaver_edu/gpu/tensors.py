@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.inputs import INT32_MAX, INT32_MIN, PageWeaverInputError, as_positions, integer_array
+from ..core.inputs import INT32_MAX, INT32_MIN, PageWeaverInputError, integer_array
 
 
 def cuda_ids(x, name: str, ndims: tuple[int, ...]):
@@ -64,8 +64,6 @@ def cuda_positions(x, n: int, name: str):
 
     if x is None:
         return None
-    if not isinstance(x, torch.Tensor):
-        x = as_positions(x, n, name)
     t = _integer_tensor(x, name, 0)
     if tuple(t.shape) != (n,):
         raise PageWeaverInputError(f"{name} must have shape [N] = ({n},), got {tuple(t.shape)}")

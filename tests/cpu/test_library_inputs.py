@@ -77,3 +77,22 @@ def test_unmapped_pages_nobody_selects_are_fine():
 def test_bitmap_words_keep_every_bit():
     assert popcount_delta(np.array([2**32 - 1], np.uint64), [0]).tolist() == 32
     assert decode_bitmap(np.array([0, 1 << 31], np.int64)).tolist() == [63]
+
+
+@pytest.mark.parametrize(("call", "needle"), [
+    (lambda t: t.cuda_ids(np.array([[2**33]]), "topk", (2,)), "topk holds 8589934592"),
+    (lambda t: t.cuda_ids(torch.tensor([[2**33]]), "topk", (2,)), "topk holds values outside"),
+    (lambda t: t.cuda_ids(np.zeros((2, 2)), "topk", (2,)), "topk must have an integer dtype"),
+    (lambda t: t.cuda_positions(np.full(3, 2.5), 3, "lengths"), "lengths must have an integer"),
+    (lambda t: t.cuda_positions(torch.full((3,), -1), 3, "lengths"), "lengths holds values"),
+    (lambda t: t.cuda_positions(np.arange(3).astype("m8[s]"), 3, "lengths"), "timedelta64"),
+])
+def test_gpu_inputs_are_not_converted(monkeypatch, call, needle):
+    """The GPU front ends' host checks: no float or timedelta becomes an int32, nothing past
+    int32 is clamped (CPU tensors stand in for CUDA ones)."""
+    from pageweaver_edu.gpu import tensors
+    from tests.helpers.fake_gpu import cpu_tensors_as_cuda
+
+    cpu_tensors_as_cuda(monkeypatch)
+    with pytest.raises(PageWeaverInputError, match=re.escape(needle)):
+        call(tensors)

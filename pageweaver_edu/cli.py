@@ -11,11 +11,11 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
 from .core.capture import load_capture, save_capture
+from .core.capture_files import write_atomically
 from .core.grouping import Grouping
 from .core.inputs import PageWeaverInputError
 from .core.union_metrics import union_stats
@@ -132,9 +132,12 @@ def regroup(args) -> dict:
     capture = load_capture(args.capture)
     (grouping,) = _groupings(args, [args.window])
     perm = greedy_regroup(capture.topk, grouping, **capture.regroup_kwargs())
+    result = {"perm": perm.tolist()}
     if args.out:
-        np.save(args.out, perm)
-    return {"perm": perm.tolist()}
+        written = write_atomically(args.out, ".npy", lambda fh: np.save(fh, perm),
+                                   protect=[args.capture])
+        result["out"] = str(written)
+    return result
 
 
 def workload(args) -> dict:
@@ -142,16 +145,20 @@ def workload(args) -> dict:
     from .workloads.presets import make_preset
 
     capture = make_preset(args.preset, seed=args.seed)
-    out = Path(args.out)
-    if out.suffix.lower() != ".npz":
-        raise PageWeaverInputError(f"--out must end in .npz, got {out.name}")
-    save_capture(capture, out)
+    out = save_capture(capture, args.out)
     return {"preset": args.preset, "out": str(out), "queries": capture.num_queries}
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr and exit status 2."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USER_ERROR, f"{self.prog}: error: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``pageweaver``."""
-    parser = argparse.ArgumentParser(prog="pageweaver", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="pageweaver", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     def grouping(p, window_required: bool):
@@ -188,13 +195,14 @@ def main(argv: list[str] | None = None) -> int:
             if args.json:
                 print(json.dumps(result))
             else:
-                where = f" written to {args.out}" if args.out else " (--out or --json keeps it)"
+                where = (f" written to {result['out']}" if "out" in result
+                         else " (--out or --json keeps it)")
                 print(f"π for {len(result['perm'])} queries{where}")
         else:
             result = workload(args)
             print(f"wrote {result['preset']} ({result['queries']:,} queries) to {result['out']}")
     except (PageWeaverInputError, OSError) as exc:
-        print(f"pageweaver: error: {exc}", file=sys.stderr)
+        print(f"pageweaver: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return EXIT_USER_ERROR
     return 0
 

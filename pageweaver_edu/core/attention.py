@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .inputs import PageWeaverInputError, as_positions, as_request_offsets, to_numpy
+from .inputs import (
+    PageWeaverInputError,
+    as_positions,
+    as_request_offsets,
+    check_elements,
+    finite_float,
+    integer_array,
+    to_numpy,
+)
 from .supports import canonical_rows
 
 _CHUNK_ELEMENTS = 1 << 24  # gathered K elements per block of queries (128 MiB of float64)
@@ -31,6 +39,7 @@ def as_float_array(x, name: str, ndim: int) -> np.ndarray:
     numpy.ndarray of float64, shape ``x.shape``
     """
     if hasattr(x, "is_floating_point") and x.is_floating_point():
+        check_elements(x.shape, name)
         x = x.double()  # NumPy has no bfloat16; float64 keeps every input value exact
     arr = to_numpy(x, name)
     if arr.ndim != ndim:
@@ -43,8 +52,35 @@ def as_float_array(x, name: str, ndim: int) -> np.ndarray:
     return arr
 
 
+def check_attention_shapes(q_shape, k_shape, v_shape) -> None:
+    """q is ``[N, H, D]`` and k, v are ``[num_pages, P, D]``, with H, D, P >= 1."""
+    q_shape, k_shape, v_shape = (tuple(s) for s in (q_shape, k_shape, v_shape))
+    if len(q_shape) != 3 or 0 in q_shape[1:]:
+        raise PageWeaverInputError(f"q must be [N, H, D] with H, D >= 1, got {q_shape}")
+    if k_shape != v_shape or len(k_shape) != 3 or k_shape[2] != q_shape[2] or k_shape[1] == 0:
+        raise PageWeaverInputError(
+            f"k and v must both be [num_pages, P >= 1, D={q_shape[2]}], got {k_shape} and "
+            f"{v_shape}")
+
+
+def attention_inputs(q, k, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """q, k and v as finite float64 arrays of the shapes :func:`check_attention_shapes` takes."""
+    qa = as_float_array(q, "q", 3)
+    ka, va = as_float_array(k, "k", 3), as_float_array(v, "v", 3)
+    check_attention_shapes(qa.shape, ka.shape, va.shape)
+    return qa, ka, va
+
+
+def softmax_scale(scale, dim: int) -> float:
+    """The softmax scale: ``1/sqrt(D)`` when None, otherwise a finite real number."""
+    return 1.0 / float(np.sqrt(dim)) if scale is None else finite_float(scale, "scale")
+
+
 def pool_pages(rows, request_offsets, page_table, num_pages) -> np.ndarray:
     """Map logical page ids to rows of the K/V pool (-1 stays padding).
+
+    A selected page must be mapped: a negative page-table entry for it is an error, never a
+    read of pool row 0.
 
     Parameters
     ----------
@@ -63,7 +99,7 @@ def pool_pages(rows, request_offsets, page_table, num_pages) -> np.ndarray:
     if page_table is None:
         phys = rows
     else:
-        table = to_numpy(page_table, "page_table")
+        table = integer_array(page_table, "page_table")
         if table.ndim != 2 or table.shape[0] != len(request_offsets) - 1:
             raise PageWeaverInputError(
                 f"page_table must be [R, max_pages] with R = {len(request_offsets) - 1} "
@@ -76,6 +112,12 @@ def pool_pages(rows, request_offsets, page_table, num_pages) -> np.ndarray:
             )
         req = np.repeat(np.arange(table.shape[0]), np.diff(request_offsets))
         phys = np.where(rows >= 0, table[req[:, None], np.maximum(rows, 0)], -1)
+        unmapped = np.argwhere((rows >= 0) & (phys < 0))
+        if len(unmapped):
+            i, j = unmapped[0]
+            raise PageWeaverInputError(
+                f"row {i} selects logical page {rows[i, j]}, which page_table maps to "
+                f"{phys[i, j]} (unmapped) in request {req[i]}")
     if phys.size and int(phys.max()) >= num_pages:
         raise PageWeaverInputError(
             f"page id {int(phys.max())} is out of range: the K/V cache has {num_pages} pages"
@@ -113,20 +155,15 @@ def reference_attention(
     page_table : array_like of int, shape [R, max_pages], optional
         Logical page → K/V pool row, per request; identity when None.
     scale : float, optional
-        Softmax scale; ``1/sqrt(D)`` when None.
+        Softmax scale, a finite real number; ``1/sqrt(D)`` when None.
 
     Returns
     -------
     numpy.ndarray of float64, shape [N, H, D]
         ``o_i`` per head; rows with empty ``A_i`` are zero.
     """
-    qa = as_float_array(q, "q", 3)
-    ka, va = as_float_array(k, "k", 3), as_float_array(v, "v", 3)
+    qa, ka, va = attention_inputs(q, k, v)
     n, heads, dim = qa.shape
-    if ka.shape != va.shape or ka.shape[2] != dim:
-        raise PageWeaverInputError(
-            f"k and v must both be [num_pages, P, D={dim}], got {ka.shape} and {va.shape}"
-        )
     rows = canonical_rows(topk)
     if rows.shape[0] != n:
         raise PageWeaverInputError(f"topk has {rows.shape[0]} rows but q has N = {n}")
@@ -135,7 +172,7 @@ def reference_attention(
     phys = pool_pages(rows, offsets, page_table, num_pages)
     lens = as_positions(lengths, n, "lengths")
     causal = as_positions(causal_pos, n, "causal_pos")
-    scale = 1.0 / np.sqrt(dim) if scale is None else float(scale)
+    scale = softmax_scale(scale, dim)
 
     offs = np.arange(page_size)
     width = rows.shape[1] * page_size

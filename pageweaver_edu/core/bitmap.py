@@ -8,13 +8,35 @@ from __future__ import annotations
 
 import numpy as np
 
-from .inputs import PageWeaverInputError, positive_int
+from .inputs import PageWeaverInputError, as_capacity, integer_array
 from .supports import canonical_rows
 
+MAX_BITMAP_WORDS = 1 << 28  #: uint32 words of the bitmaps built at once (1 GiB)
+WORD_MAX = (1 << 32) - 1
 
-def bitmap_words(capacity: int) -> int:
-    """Number of uint32 words for a capacity of B pages: ``ceil(B / 32)``."""
-    return -(-positive_int(capacity, "capacity B") // 32)
+
+def bitmap_words(capacity: int, rows: int = 0) -> int:
+    """Number of uint32 words for a capacity of B pages: ``ceil(B / 32)``.
+
+    Parameters
+    ----------
+    capacity : int
+        B, at most :data:`~pageweaver_edu.core.inputs.MAX_CAPACITY`.
+    rows : int
+        Bitmaps about to be built; ``rows * ceil(B / 32)`` may not exceed
+        :data:`MAX_BITMAP_WORDS`.
+    """
+    words = -(-as_capacity(capacity) // 32)
+    if rows * words > MAX_BITMAP_WORDS:
+        raise PageWeaverInputError(
+            f"bitmaps of {rows:,} queries at capacity B = {capacity} need {rows * words:,} "
+            f"words, more than the limit {MAX_BITMAP_WORDS:,}; lower the capacity")
+    return words
+
+
+def as_words(x, name: str) -> np.ndarray:
+    """Bitmap words: integers in ``0 .. 2**32 - 1`` as uint32 (no float, no dropped bits)."""
+    return integer_array(x, name, 0, WORD_MAX).astype(np.uint32)
 
 
 def encode_bitmaps(topk, capacity: int = 512) -> np.ndarray:
@@ -48,8 +70,8 @@ def bitmaps_from_canonical(rows: np.ndarray, capacity: int) -> np.ndarray:
     -------
     numpy.ndarray of uint32, shape [N, ceil(B/32)]
     """
-    words = bitmap_words(capacity)
     n = rows.shape[0]
+    words = bitmap_words(capacity, n)
     if rows.size and int(rows.max()) >= capacity:
         raise PageWeaverInputError(
             f"page id {int(rows.max())} does not fit a bitmap of capacity B = {capacity}"
@@ -69,14 +91,15 @@ def decode_bitmap(words) -> np.ndarray:
 
     Parameters
     ----------
-    words : array_like of uint32, shape [n_words]
+    words : array_like of int, shape [n_words]
+        Values in ``0 .. 2**32 - 1``.
 
     Returns
     -------
     numpy.ndarray of int64, shape [popcount]
         Ascending page ids.
     """
-    arr = np.asarray(words, dtype=np.uint32)
+    arr = as_words(words, "words")
     bits = np.unpackbits(arr.astype("<u4").view(np.uint8), bitorder="little")
     return np.nonzero(bits)[0].astype(np.int64)
 
@@ -91,8 +114,9 @@ def popcount_delta(bits, union) -> np.ndarray:
 
     Parameters
     ----------
-    bits : array_like of uint32, shape [..., n_words]
-    union : array_like of uint32, shape [..., n_words] (broadcastable)
+    bits : array_like of int, shape [..., n_words]
+        uint32 words: integers in ``0 .. 2**32 - 1`` (floats and wider values are refused).
+    union : array_like of int, shape [..., n_words] (broadcastable)
 
     Returns
     -------
@@ -104,6 +128,5 @@ def popcount_delta(bits, union) -> np.ndarray:
     >>> int(popcount_delta(q, u))
     1
     """
-    b = np.asarray(bits, dtype=np.uint32)
-    u = np.asarray(union, dtype=np.uint32)
+    b, u = as_words(bits, "bits"), as_words(union, "union")
     return popcount(b & ~u).sum(axis=-1, dtype=np.int64)

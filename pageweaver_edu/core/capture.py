@@ -9,12 +9,19 @@ message that says why.
 
 from __future__ import annotations
 
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from .capture_files import (
+    READ_ERRORS,
+    check_file,
+    read_npz,
+    read_pt,
+    read_single_npy,
+    write_atomically,
+)
 from .inputs import (
     PageWeaverInputError,
     as_positions,
@@ -67,7 +74,7 @@ class Capture:
             request_offsets=as_request_offsets(request_offsets, n),
             lengths=as_positions(lengths, n, "lengths"),
             causal_pos=as_positions(causal_pos, n, "causal_pos"),
-            page_size=positive_int(int(np.asarray(page_size)), "page_size"),
+            page_size=positive_int(page_size, "page_size"),
         )
 
     @property
@@ -90,55 +97,44 @@ class Capture:
 
 
 def save_capture(capture: Capture, path) -> Path:
-    """Write a capture as ``.npz`` (every field that is set).
+    """Write a capture as ``.npz`` (every field that is set) at exactly ``path``.
 
     Parameters
     ----------
     capture : Capture
-    path : str or os.PathLike
-        Destination file; overwritten.
+    path : str or pathlib.Path
+        Must end in ``.npz``; written through a temporary file and a rename
+        (:func:`~pageweaver_edu.core.capture_files.write_atomically`).
 
     Returns
     -------
     pathlib.Path
-        ``path``.
+        The absolute path written.
     """
-    path = Path(path)
     fields = {"topk": capture.topk, "request_offsets": capture.request_offsets}
     fields["page_size"] = np.int64(capture.page_size)
     for name in ("lengths", "causal_pos"):
         if getattr(capture, name) is not None:
             fields[name] = getattr(capture, name)
-    with path.open("wb") as fh:
-        np.savez_compressed(fh, **fields)
-    return path
+    return write_atomically(path, ".npz", lambda fh: np.savez_compressed(fh, **fields))
 
 
 def _from_mapping(mapping, source: str) -> Capture:
+    keys = list(mapping)
+    if not all(isinstance(k, str) for k in keys):
+        raise PageWeaverInputError(f"{source} has keys that are not field names: "
+                                   f"{sorted(repr(k) for k in keys if not isinstance(k, str))}")
     if "topk" not in mapping:
-        raise PageWeaverInputError(f"{source} has no 'topk' array (found: {sorted(mapping)})")
-    unknown = sorted(set(mapping) - set(FIELDS))
+        raise PageWeaverInputError(f"{source} has no 'topk' array (found: {sorted(keys)})")
+    unknown = sorted(set(keys) - set(FIELDS))
     if unknown:
         raise PageWeaverInputError(f"{source} has unknown fields {unknown}; expected {FIELDS}")
-    return Capture.from_arrays(**{k: mapping[k] for k in mapping})
-
-
-def _load_pt(path: Path) -> Capture:
-    import torch
-
-    try:
-        obj = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises many types for non-tensor files
-        raise PageWeaverInputError(f"{path} is not a readable torch file: {exc}") from None
-    if isinstance(obj, dict):
-        return _from_mapping(obj, str(path))
-    if isinstance(obj, torch.Tensor):
-        return Capture.from_arrays(obj)
-    raise PageWeaverInputError(f"{path} holds a {type(obj).__name__}, not a tensor or dict")
+    return Capture.from_arrays(**mapping)
 
 
 def load_capture(path) -> Capture:
-    """Read a capture from ``.npz``, ``.npy`` or ``.pt``.
+    """Read a capture from ``.npz``, ``.npy`` or ``.pt``, within the limits of
+    :mod:`~pageweaver_edu.core.capture_files` (nothing is unpickled).
 
     Parameters
     ----------
@@ -151,22 +147,26 @@ def load_capture(path) -> Capture:
     Raises
     ------
     PageWeaverInputError
-        Missing file, unknown suffix, unreadable content or invalid fields.
+        Missing or oversized file, unknown suffix, unreadable content or invalid fields.
     """
     path = Path(path)
-    if not path.is_file():
-        raise PageWeaverInputError(f"capture file not found: {path}")
     suffix = path.suffix.lower()
+    if suffix not in (".npz", ".npy", ".pt"):
+        raise PageWeaverInputError(
+            f"{path}: unknown capture format {suffix!r} (use .npz, .npy, .pt)")
+    check_file(path)
     try:
         if suffix == ".npz":
-            with np.load(path, allow_pickle=False) as data:
-                return _from_mapping({k: data[k] for k in data.files}, str(path))
+            return _from_mapping(read_npz(path), str(path))
         if suffix == ".npy":
-            return Capture.from_arrays(np.load(path, allow_pickle=False))
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
-        if isinstance(exc, PageWeaverInputError):
-            raise
+            return Capture.from_arrays(read_single_npy(path))
+        obj = read_pt(path)
+    except PageWeaverInputError:
+        raise
+    except READ_ERRORS as exc:
         raise PageWeaverInputError(f"{path} is not a valid {suffix} file: {exc}") from None
-    if suffix == ".pt":
-        return _load_pt(path)
-    raise PageWeaverInputError(f"{path}: unknown capture format {suffix!r} (use .npz, .npy, .pt)")
+    if isinstance(obj, dict):
+        return _from_mapping(obj, str(path))
+    if hasattr(obj, "detach"):
+        return Capture.from_arrays(obj)
+    raise PageWeaverInputError(f"{path} holds a {type(obj).__name__}, not a tensor or dict")

@@ -3,7 +3,8 @@
 One :class:`Grouping` travels from the command line, a notebook or a benchmark into every
 regroup (the set and bitmap references, the CPU replays, the alternatives and the GPU kernel),
 so its rules are checked once, when it is made: W and the chunk size are multiples of g, and
-all four are positive integers (docs/definitions.md#windows-and-chunks).
+all four are positive integers, B at most 1,048,576 pages
+(docs/definitions.md#windows-and-chunks).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from .inputs import PageWeaverInputError, positive_int
+from .inputs import PageWeaverInputError, as_capacity, positive_int
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class Grouping:
                 raise PageWeaverInputError(
                     f"chunk size {chunk} is not a multiple of the group size g = {group}")
         for name, value in (("window", window), ("group", group), ("chunk_size", chunk),
-                            ("capacity", positive_int(self.capacity, "capacity B"))):
+                            ("capacity", as_capacity(self.capacity))):
             object.__setattr__(self, name, value)
 
     def with_window(self, window: int) -> Grouping:

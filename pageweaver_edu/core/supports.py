@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .inputs import PageWeaverInputError, as_topk, positive_int
+from .inputs import (
+    INT32_MAX,
+    INT32_MIN,
+    PageWeaverInputError,
+    as_int,
+    as_topk,
+    integer_array,
+    positive_int,
+)
 
 
 def canonical_rows(topk) -> np.ndarray:
@@ -73,7 +81,7 @@ def token_support(
     Parameters
     ----------
     pages : iterable of int
-        The query's Top-K entries (padding ``< 0`` and duplicates allowed).
+        The query's Top-K entries (padding ``< 0`` and duplicates allowed; int32 range).
     page_size : int
         Tokens per page, P.
     length : int, optional
@@ -92,15 +100,14 @@ def token_support(
     [0, 1, 2, 3, 8, 9]
     """
     page_size = positive_int(page_size, "page_size P")
-    ids = np.unique(np.asarray(list(pages), dtype=np.int64))
-    ids = ids[ids >= 0]
+    ids = integer_array(pages if hasattr(pages, "shape") else list(pages), "pages",
+                        INT32_MIN, INT32_MAX)
+    if ids.ndim != 1:
+        raise PageWeaverInputError(f"pages must be a flat list of page ids, got {ids.shape}")
+    ids = np.unique(ids[ids >= 0])
     tokens = (ids[:, None] * page_size + np.arange(page_size)[None, :]).ravel()
     if length is not None:
-        if length < 0:
-            raise PageWeaverInputError(f"length L_i must be >= 0, got {length}")
-        tokens = tokens[tokens < length]
+        tokens = tokens[tokens < as_int(length, "length L_i")]
     if causal_pos is not None:
-        if causal_pos < 0:
-            raise PageWeaverInputError(f"causal position c_i must be >= 0, got {causal_pos}")
-        tokens = tokens[tokens <= causal_pos]
+        tokens = tokens[tokens <= as_int(causal_pos, "causal position c_i")]
     return tokens

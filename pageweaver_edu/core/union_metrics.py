@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .grouping import Grouping
-from .inputs import as_permutation, as_request_offsets, positive_int
+from .inputs import as_permutation, as_query_ids, as_request_offsets, positive_int
 from .supports import canonical_rows
 from .windows import chunk_table, group_table, split_spans
 
@@ -159,8 +159,14 @@ def group_union(topk, members) -> np.ndarray:
     numpy.ndarray of int64, shape [|U_G|]
         Ascending page ids.
     """
-    rows = canonical_rows(topk)[np.asarray(members, dtype=np.int64)]
+    rows = _member_rows(topk, members)
     return np.unique(rows[rows >= 0])
+
+
+def _member_rows(topk, members) -> np.ndarray:
+    """Canonical rows of the members, each an original id in ``0 .. N - 1``."""
+    rows = canonical_rows(topk)
+    return rows[as_query_ids(members, rows.shape[0], "members")]
 
 
 def membership_mask(topk, members) -> tuple[np.ndarray, np.ndarray]:
@@ -177,7 +183,7 @@ def membership_mask(topk, members) -> tuple[np.ndarray, np.ndarray]:
     union : numpy.ndarray of int64, shape [|U_G|]
     mask : numpy.ndarray of bool, shape [len(members), |U_G|]
     """
-    rows = canonical_rows(topk)[np.asarray(members, dtype=np.int64)]
+    rows = _member_rows(topk, members)
     union = np.unique(rows[rows >= 0])
     mask = (rows[:, :, None] == union[None, None, :]).any(axis=1)
     return union, mask
@@ -203,6 +209,7 @@ def useful_fraction(topk, members, heads: int = 16) -> float:
     float
         In [0, 1]; NaN for an empty union.
     """
+    heads = positive_int(heads, "heads")
     _, mask = membership_mask(topk, members)
     if mask.size == 0:
         return float("nan")

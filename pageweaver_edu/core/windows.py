@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .grouping import Grouping
-from .inputs import as_positions, as_request_offsets, positive_int
+from .inputs import as_capacity, as_positions, as_request_offsets, positive_int
 from .supports import canonical_rows
 
 
@@ -90,7 +90,7 @@ def fallback_chunks(
     -------
     numpy.ndarray of bool, shape [C]
     """
-    capacity = positive_int(capacity, "capacity B")
+    capacity = as_capacity(capacity)
     row_max = canonical.max(axis=1, initial=-1)
     out = np.zeros(len(chunks), dtype=bool)
     for c, (start, end) in enumerate(chunks):

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.inputs import PageWeaverInputError
-
-INT32_MAX = 2**31 - 1
+from ..core.inputs import INT32_MAX, INT32_MIN, PageWeaverInputError, integer_array
 
 
 def cuda_ids(x, name: str, ndims: tuple[int, ...]):
@@ -20,7 +18,7 @@ def cuda_ids(x, name: str, ndims: tuple[int, ...]):
     Parameters
     ----------
     x : torch.Tensor or array_like of int
-        Page ids or π; ids above int32 clamp to int32 max, below -1 to -1 (padding).
+        Page ids or π in int32's range; negative entries are padding and become -1.
     name : str
         Name used in error messages.
     ndims : tuple of int
@@ -33,22 +31,14 @@ def cuda_ids(x, name: str, ndims: tuple[int, ...]):
     """
     import torch
 
-    if not isinstance(x, torch.Tensor):
-        arr = np.asarray(x)
-        if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
-            if arr.size or arr.dtype != np.float64:
-                raise PageWeaverInputError(f"{name} must have an integer dtype, got {arr.dtype}")
-            arr = arr.astype(np.int64)
-        x = torch.from_numpy(np.ascontiguousarray(arr))
-    if x.dtype == torch.bool or x.is_floating_point() or x.is_complex():
-        raise PageWeaverInputError(f"{name} must have an integer dtype, got {x.dtype}")
+    x = _integer_tensor(x, name, INT32_MIN)
     if x.dim() not in ndims:
         dims = " or ".join(map(str, ndims))
         raise PageWeaverInputError(f"{name} must have {dims} dims, got {tuple(x.shape)}")
     if not x.is_cuda:
         x = x.cuda()
     if x.dtype != torch.int32:
-        x = x.clamp(-1, INT32_MAX).to(torch.int32)
+        x = x.clamp(min=-1).to(torch.int32)
     x = x.contiguous()
     if x.data_ptr() % 16:  # the kernels read rows with 16-byte loads
         x = x.clone()
@@ -74,10 +64,24 @@ def cuda_positions(x, n: int, name: str):
 
     if x is None:
         return None
-    t = x if isinstance(x, torch.Tensor) else torch.from_numpy(np.asarray(x))
+    t = _integer_tensor(x, name, 0)
     if tuple(t.shape) != (n,):
         raise PageWeaverInputError(f"{name} must have shape [N] = ({n},), got {tuple(t.shape)}")
     return t.to(device="cuda", dtype=torch.int32).contiguous()
+
+
+def _integer_tensor(x, name: str, low: int):
+    """``x`` as a torch integer tensor whose values are in ``low .. INT32_MAX`` (checked on the
+    host for arrays, on the tensor's device when it is wider than int32)."""
+    import torch
+
+    if not isinstance(x, torch.Tensor):
+        return torch.from_numpy(np.ascontiguousarray(integer_array(x, name, low, INT32_MAX)))
+    if x.dtype == torch.bool or x.is_floating_point() or x.is_complex():
+        raise PageWeaverInputError(f"{name} must have an integer dtype, got {x.dtype}")
+    if x.dtype != torch.int32 and x.numel() and (int(x.min()) < low or int(x.max()) > INT32_MAX):
+        raise PageWeaverInputError(f"{name} holds values outside {low}..{INT32_MAX}")
+    return x
 
 
 def pointer(t) -> int:

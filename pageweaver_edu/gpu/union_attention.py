@@ -17,6 +17,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..core.attention import softmax_scale
 from ..core.inputs import PageWeaverInputError
 from .device import require_gpu
 from .loader import get_kernel, launch
@@ -129,7 +130,7 @@ class UnionAttention:
         self.q, self.n, self.slots = q, n, slots
         self.causal = cuda_positions(causal_pos, n, "causal_pos")
         self.lengths = cuda_positions(lengths, n, "lengths")
-        self.scale_log2 = float((scale or DIM**-0.5) * np.log2(np.e))
+        self.scale_log2 = softmax_scale(scale, DIM) * float(np.log2(np.e))
         self.out = torch.empty_like(q) if out is None else out
 
     #: Further nvcc options of this object's build (see :meth:`kernel`).

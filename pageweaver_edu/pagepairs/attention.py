@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.attention import as_float_array, pool_pages
+from ..core.attention import attention_inputs, pool_pages, softmax_scale
 from ..core.inputs import PageWeaverInputError, as_positions, as_request_offsets
 from .work import PagePairPlan, plan_page_pairs
 
@@ -61,18 +61,14 @@ def pair_partials(
     lse : numpy.ndarray of float64, shape [Wn, H]
         ``log Σ exp(q·k·scale)`` over those tokens (``-inf`` when none is visible).
     """
-    qa = as_float_array(q, "q", 3)
-    ka, va = as_float_array(k, "k", 3), as_float_array(v, "v", 3)
+    qa, ka, va = attention_inputs(q, k, v)
     n, heads, dim = qa.shape
-    if n != plan.num_queries or ka.shape != va.shape or ka.shape[2] != dim:
-        raise PageWeaverInputError(
-            f"q must be [N={plan.num_queries}, H, D] and k, v [num_pages, P, D={dim}]; "
-            f"got {qa.shape}, {ka.shape}, {va.shape}"
-        )
+    if n != plan.num_queries:
+        raise PageWeaverInputError(f"q has N = {n} rows but the plan has {plan.num_queries}")
     offsets = as_request_offsets(request_offsets, n)
     phys = physical_pages(plan, offsets, page_table, len(ka))
     lens, causal = as_positions(lengths, n, "lengths"), as_positions(causal_pos, n, "causal_pos")
-    scale = 1.0 / np.sqrt(dim) if scale is None else float(scale)
+    scale = softmax_scale(scale, dim)
     page_size = ka.shape[1]
     offs = np.arange(page_size)
     wn = len(plan.work_query)

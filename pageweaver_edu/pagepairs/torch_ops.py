@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..core.attention import check_attention_shapes, softmax_scale
+from ..core.inputs import as_positions, as_request_offsets
 from .attention import physical_pages
 from .work import PagePairPlan, plan_page_pairs
 
@@ -49,17 +51,19 @@ def pair_partials_torch(
     partial : torch.Tensor of q.dtype, shape [Wn, H, D]
     lse : torch.Tensor of float32 (or wider, with q), shape [Wn, H]
     """
+    check_attention_shapes(q.shape, k.shape, v.shape)
     dev, n, heads, dim = q.device, *q.shape
     page_size = k.shape[1]
-    offsets = np.array([0, n]) if request_offsets is None else np.asarray(request_offsets)
+    offsets = as_request_offsets(request_offsets, n)
     phys = _tensor(physical_pages(plan, offsets, page_table, k.shape[0]), dev)
     pages = _tensor(plan.work_pages, dev)
     wq = _tensor(plan.work_query, dev)
     stat = torch.promote_types(q.dtype, torch.float32)
-    scale = 1.0 / float(np.sqrt(dim)) if scale is None else float(scale)
+    scale = softmax_scale(scale, dim)
     offs = torch.arange(page_size, device=dev)
-    lens = None if lengths is None else _tensor(lengths, dev)
-    causal = None if causal_pos is None else _tensor(causal_pos, dev)
+    lens = None if lengths is None else _tensor(as_positions(lengths, n, "lengths"), dev)
+    causal = (None if causal_pos is None
+              else _tensor(as_positions(causal_pos, n, "causal_pos"), dev))
     kf, vf = k.reshape(-1, dim), v.reshape(-1, dim)
     wn = pages.shape[0]
     partial = torch.zeros((wn, heads, dim), device=dev, dtype=q.dtype)

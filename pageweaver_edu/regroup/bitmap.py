@@ -93,7 +93,7 @@ def window_bitmaps(rows: np.ndarray, spans: np.ndarray) -> np.ndarray:
     np.add.at(edges, spans[:, 0], 1)
     np.add.at(edges, spans[:, 1], -1)
     inside = np.cumsum(edges[:-1]) > 0
-    words = 2 * -(-bitmap_words(int(rows[inside].max(initial=0)) + 1) // 2)
+    words = 2 * -(-bitmap_words(int(rows[inside].max(initial=0)) + 1, n) // 2)
     bits = np.zeros((n, words), dtype=np.uint32)
     bits[inside] = bitmaps_from_canonical(rows[inside], 32 * words)
     return bits.view(np.uint64)

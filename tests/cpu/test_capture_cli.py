@@ -115,4 +115,4 @@ def test_cli_user_errors(g3_npz, tmp_path, args, message):
 def test_overflowing_ids_are_a_user_error(tmp_path):
     np.save(tmp_path / "big.npy", np.array([[2**33]], dtype=np.int64))
     code, _, err = run_cli("analyze", tmp_path / "big.npy")
-    assert code == 2 and "overflows int32" in err
+    assert code == 2 and "outside -2147483648..2147483647" in err

@@ -162,7 +162,7 @@ def test_bad_grouping_arguments(kwargs, message):
         (np.zeros(4, dtype=np.int64), "2-D"),
         (np.zeros((4, 2), dtype=np.float32), "integer dtype"),
         (np.zeros((4, 2), dtype=bool), "integer dtype"),
-        (np.array([[2**40, 1]]), "overflows int32"),
+        (np.array([[2**40, 1]]), "outside -2147483648..2147483647"),
         ("not an array", "2-D"),
     ],
 )

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from pageweaver_edu.core.grouping import Grouping
-from pageweaver_edu.progress import progress
+from pageweaver_edu.core.progress import progress
 from pageweaver_edu.records import cpu_model, source_commit
 from pageweaver_edu.regroup.bitmap import greedy_regroup
 from pageweaver_edu.regroup.sets import greedy_regroup_sets

@@ -29,8 +29,8 @@ import numpy as np
 
 from pageweaver_edu import greedy_regroup, prepare_unions
 from pageweaver_edu.core.grouping import Grouping
+from pageweaver_edu.core.progress import progress
 from pageweaver_edu.gpu.device import require_gpu
-from pageweaver_edu.progress import progress
 from pageweaver_edu.records import result_environment
 from pageweaver_edu.workloads import make_preset
 

@@ -54,7 +54,7 @@ from union8_bench_fp8 import print_fp8_table, run_preset_fp8, smoke_fp8
 
 from pageweaver_edu.core.attention import reference_attention
 from pageweaver_edu.core.grouping import Grouping
-from pageweaver_edu.progress import progress
+from pageweaver_edu.core.progress import progress
 from pageweaver_edu.records import result_environment
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from pageweaver_edu.core.grouping import Grouping
-from pageweaver_edu.progress import progress
+from pageweaver_edu.core.progress import progress
 from pageweaver_edu.records import cpu_model, source_commit
 
 ROOT = Path(__file__).resolve().parent

@@ -2,7 +2,7 @@
 
 User errors (a missing file, a wrong shape or dtype, W not a multiple of g, offsets that do
 not end at N, ids that overflow int32, ...) print one line on stderr and exit with status 2.
-Progress (a tqdm bar, :mod:`pageweaver_edu.progress`) goes to stderr on a terminal once a run
+Progress (a tqdm bar, :mod:`pageweaver_edu.core.progress`) goes to stderr on a terminal once a run
 takes more than a few seconds, and never shows under ``--json``.
 """
 
@@ -19,9 +19,9 @@ import numpy as np
 from .core.capture import load_capture, save_capture
 from .core.grouping import Grouping
 from .core.inputs import PageWeaverInputError
+from .core.progress import progress
 from .core.union_metrics import union_stats
 from .core.windows import window_table
-from .progress import progress
 from .regroup.bitmap import greedy_regroup, regroup_table
 from .report import command as report_command
 

@@ -6,6 +6,7 @@ the notebook series shows the presets.
 * :mod:`.figures` — the series' figure helpers applied to them;
 * :mod:`.estimate` — a labelled time estimate from a recorded H200 file (live regroup on a GPU);
 * :mod:`.page` — the HTML page (plotly.js inlined once) and its atomic write;
+* :mod:`.app` — chapter 13's widget (g, B, chunk size, export) over the same analysis;
 * :mod:`.command` — the subcommand's arguments and checks.
 
 Everything but :mod:`.command` needs plotly (the ``report`` extra), so nothing is imported

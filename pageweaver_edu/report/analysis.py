@@ -17,11 +17,11 @@ import numpy as np
 
 from ..core.capture import Capture
 from ..core.grouping import Grouping
+from ..core.progress import progress
 from ..core.supports import support_sizes
 from ..core.union_metrics import UnionStats, union_stats, window_visits
 from ..core.windows import WindowTable, window_table
 from ..notebook.regroup_cases import fallback_report, window_curve
-from ..progress import progress
 from ..regroup.bitmap import regroup_table
 from . import REPORT_WINDOWS
 

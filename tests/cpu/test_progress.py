@@ -2,7 +2,7 @@
 
 import io
 
-from pageweaver_edu import progress as pw
+from pageweaver_edu.core import progress as pw
 
 
 class Tty(io.StringIO):

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from ..report import figures
-from ..report.analysis import CaptureAnalysis, analyze_capture
-from .style import widget_ready
+from ..notebook.style import widget_ready
+from . import figures
+from .analysis import CaptureAnalysis, analyze_capture
 
 #: The figures the widget shows: name -> the report's figure function.
 APP_FIGURES = {"visits": figures.visits_c4_figure, "rho": figures.rho_window_figure,
@@ -53,8 +53,8 @@ def capture_app(capture, source: str = "capture", out=None, group: int = 8,
     every draw, ``analysis``; the export button writes ``out`` (default ``report.html``)."""
     import ipywidgets as w
 
-    from ..report.estimate import time_estimate
-    from ..report.page import build_page, write_atomic
+    from .estimate import time_estimate
+    from .page import build_page, write_atomic
 
     out = Path(out or "report.html")
     c = {"g": w.Dropdown(options=[2, 4, 8], value=group, description="g"),

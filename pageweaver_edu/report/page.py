@@ -12,6 +12,7 @@ import datetime
 import html
 import os
 import tempfile
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -106,8 +107,10 @@ def estimate_html(est: dict | None) -> str:
 
 def build_page(a: CaptureAnalysis, est: dict | None) -> str:
     """The whole report as one HTML string."""
-    from .. import __version__
-
+    try:
+        version = metadata.version("pageweaver_edu")
+    except metadata.PackageNotFoundError:  # a checkout on sys.path, not installed
+        version = "(not installed)"
     name = html.escape(a.source)
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     fallback = "".join(f"<li><code>{html.escape(line)}</code></li>" for line in a.fallback_lines)
@@ -130,7 +133,7 @@ def build_page(a: CaptureAnalysis, est: dict | None) -> str:
             f"<title>PageWeaver report: {name}</title><style>{CSS}</style>"
             f"<script type='text/javascript'>{plotly.offline.get_plotlyjs()}</script></head>"
             f"<body><h1>PageWeaver report: {name}</h1><p class='meta'>pageweaver_edu "
-            f"{__version__}, {when}; arXiv:2610.11201. Union visits Σ|U<sub>G</sub>| are the "
+            f"{version}, {when}; arXiv:2610.11201. Union visits Σ|U<sub>G</sub>| are the "
             "pages a Union8 cluster walks; C4 the page rounds of its two four-slot halves."
             f"</p>{body}</body></html>")
 

@@ -17,7 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..gpu import device
+from ..notebook.live import LiveKernel
 from ..records import record_header, recorded_results, result_medians
+from ..regroup.bitmap import greedy_regroup
 
 #: The recorded file the estimate is based on, and the orderings its fit uses.
 RECORD_STEM = "union8_cap64k_h200"
@@ -44,22 +46,52 @@ def visit_fit(rec: dict) -> tuple[float, float, int]:
 
 
 def live_regroup_us(analysis, windows=(64, 128), reps: int = 50) -> dict[str, float]:
-    """Median µs of the GPU regroup kernel on this capture at each W (needs a GPU)."""
+    """Median µs of the GPU regroup kernel on this capture at each W (needs a GPU); every π
+    is checked against the CPU one of the analysis first (AssertionError when they differ)."""
     from ..gpu import regroup_launch
     from ..gpu.timing import bench_gpu
-    from ..notebook.live import _cuda_inputs
+    from ..notebook.live import cuda_capture
 
     cap = analysis.capture
-    topk, lengths = _cuda_inputs(cap)
+    topk, lengths = cuda_capture(cap)
     n, k = cap.topk.shape
     out = {}
     for w in windows:
         plan = regroup_launch(n, 1, k, analysis.grouping.with_window(w), cap.request_offsets,
                               cap.page_size)
         perm = plan.run(topk, lengths)
+        ref = analysis.perms.get(f"W{w}")
+        if ref is not None:
+            got = perm.cpu().numpy().reshape(-1)
+            assert np.array_equal(got, ref), f"W{w}: GPU π differs from the CPU one"
         out[f"W{w}"] = bench_gpu(lambda plan=plan, perm=perm: plan.run(topk, lengths, perm),
                                  reps)["median_us"]
     return out
+
+
+def estimate_lines(est: dict) -> list[str]:
+    """The estimate as text: what it rests on, then one line per ordering."""
+    lines = [f"ESTIMATE, not a measurement. Based on: {est['basis']}.",
+             f"{'ordering':10s}{'union visits':>14s}{'est. µs (ids)':>15s}{'C_online µs':>13s}"
+             f"{'est. µs (live)':>16s}"]
+    for key, r in est["rows"].items():
+        c = f"{r['c_online_us']:,.1f}" if "c_online_us" in r else "–"
+        o = f"{r['online_us']:,.0f}" if "online_us" in r else "–"
+        lines.append(f"{key:10s}{r['union_visits']:>14,}{r['attention_us']:>15,.0f}{c:>13s}"
+                     f"{o:>16s}")
+    return lines
+
+
+def _estimate_recorded(records, analysis) -> dict:
+    est = time_estimate(analysis, records[RECORD_STEM], live=False)
+    print("\n".join(estimate_lines(est)))
+    return {k: r["attention_us"] for k, r in est["rows"].items()}
+
+
+def _estimate_live(records, analysis) -> dict:
+    est = time_estimate(analysis, records[RECORD_STEM], live=live_regroup_us)
+    print("\n".join(estimate_lines(est)))
+    return {k: r.get("online_us", r["attention_us"]) for k, r in est["rows"].items()}
 
 
 def time_estimate(analysis, record: dict | None = None, live=None) -> dict | None:
@@ -71,9 +103,9 @@ def time_estimate(analysis, record: dict | None = None, live=None) -> dict | Non
     record : dict, optional
         A loaded result file; default ``benchmarks/results/union8_cap64k_h200.json`` (None
         is returned when there is none).
-    live : callable, optional
+    live : callable or False, optional
         ``live(analysis) -> {"W64": µs, ...}``; default :func:`live_regroup_us` when a GPU
-        is present (nothing runs on a GPU otherwise).
+        is present; False: the recorded C_online only.
 
     Returns
     -------
@@ -93,7 +125,7 @@ def time_estimate(analysis, record: dict | None = None, live=None) -> dict | Non
     source = f"recorded on {record.get('workload', 'its preset')}"
     if live is None and device.gpu_available():
         live = live_regroup_us
-    if live is not None:
+    if live:
         measured = live(analysis)
         source = "GPU regroup timed live on this capture + recorded preparation"
     prep = result_medians(record).get("gpu_union_prepare", 0.0)
@@ -125,3 +157,10 @@ def time_estimate(analysis, record: dict | None = None, live=None) -> dict | Non
         "rows": rows,
         "caveats": caveats,
     }
+
+
+#: Chapter 13's live cell: the estimate for a capture (``ESTIMATE.run(analysis=a)``). On a GPU
+#: the regroup kernel runs on the capture, is checked against the CPU π and timed; on a CPU
+#: the recorded file's C_online stands in.
+ESTIMATE = LiveKernel("Union8 time estimate (GPU regroup of this capture, kernels/regroup.cu)",
+                      greedy_regroup, (RECORD_STEM,), _estimate_recorded, _estimate_live)

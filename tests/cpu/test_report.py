@@ -168,3 +168,16 @@ def test_report_bad_input(tmp_path, make, args, message):
     assert not list(tmp_path.glob(".*.tmp"))  # nothing half-written left behind
     if make == "html":
         assert src.read_text() == "precious"
+
+
+def test_estimate_live_cell_shows_the_record_on_a_cpu(capsys, monkeypatch):
+    from pageweaver_edu.gpu import device
+    from pageweaver_edu.report.estimate import ESTIMATE
+
+    monkeypatch.delenv(device.ENV_REQUIRE_GPU, raising=False)
+    monkeypatch.setattr(device, "gpu_available", lambda: False)
+    a = analyze_capture(make_preset("cap16k-high-overlap"), quiet=True)
+    run = ESTIMATE.run(analysis=a)
+    out = capsys.readouterr().out
+    assert run.where == "recorded" and set(run.medians) == set(a.stats)
+    assert "union8_cap64k_h200.json" in out and "ESTIMATE, not a measurement" in out

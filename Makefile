@@ -1,6 +1,7 @@
 # pageweaver_edu — one command to open the series, one to run every check.
 #   make lab        set up .venv (CPU) and open the notebook series in JupyterLab
-#   make test       set up .venv (CPU) and run ruff, pytest and nbval over every notebook
+#   make test       set up .venv (CPU) and run ruff, the CI-file lint, pytest and nbval over every
+#                   notebook
 # Both are idempotent: the virtual environment is rebuilt only when pyproject.toml changes.
 
 PYTHON ?= python3
@@ -13,7 +14,7 @@ TORCH_SPEC ?= torch==2.13.0
 TORCH_PIP_ARGS ?=
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 
-.PHONY: setup lab test lint pytest nbval clean
+.PHONY: setup lab test lint lint-ci pytest nbval clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +32,14 @@ lab: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 
+# The CI files (.github/workflows/, .gitlab-ci.yml): each against its format's schema (vendored
+# in check-jsonschema, no network), the GitHub workflows also with actionlint (+ shellcheck on
+# every run: script). tests/cpu/test_ci_files.py checks that they run the README's commands.
+lint-ci: setup
+	$(VENV)/bin/check-jsonschema -q --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	$(VENV)/bin/check-jsonschema -q --builtin-schema vendor.gitlab-ci .gitlab-ci.yml
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/actionlint
+
 pytest: setup
 	$(VENV)/bin/pytest -q
 
@@ -38,7 +47,7 @@ nbval: setup
 	$(VENV)/bin/pytest -q --nbval-lax --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
 		-p no:randomly $(NOTEBOOKS)
 
-test: lint pytest nbval
+test: lint lint-ci pytest nbval
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

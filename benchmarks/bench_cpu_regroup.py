@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from pageweaver_edu.core.grouping import Grouping
+from pageweaver_edu.core.progress import progress
 from pageweaver_edu.records import cpu_model, source_commit
 from pageweaver_edu.regroup.bitmap import greedy_regroup
 from pageweaver_edu.regroup.sets import greedy_regroup_sets
@@ -52,7 +53,7 @@ def main(argv=None) -> dict:
     cap = make_preset("cap64k")
     kwargs = cap.regroup_kwargs()
     results, perms = [], {}
-    for w in (64, 128):
+    for w in progress((64, 128), desc="cpu regroup", unit="W"):
         perms[w] = greedy_regroup(cap.topk, Grouping(w), **kwargs)
         times = time_calls(lambda w=w: greedy_regroup(cap.topk, Grouping(w), **kwargs), runs)
         results.append(

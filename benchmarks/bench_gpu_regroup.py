@@ -29,6 +29,7 @@ import numpy as np
 
 from pageweaver_edu import greedy_regroup, prepare_unions
 from pageweaver_edu.core.grouping import Grouping
+from pageweaver_edu.core.progress import progress
 from pageweaver_edu.gpu.device import require_gpu
 from pageweaver_edu.records import result_environment
 from pageweaver_edu.workloads import make_preset
@@ -197,7 +198,7 @@ def main(argv=None) -> int:
     add("gpu_union_prepare[count kernel only]", cold)
 
     if not args.no_sweep:
-        for n_sweep in (1024, 4096, 16384, 65536):
+        for n_sweep in progress((1024, 4096, 16384, 65536), desc="sweep", unit="N"):
             base = np.resize(cap.topk, (n_sweep, k)).astype(np.int32)
             for heads in (1, 2, 4, 8):
                 ids = np.stack([np.roll(base, 997 * h, axis=0) for h in range(heads)])

@@ -54,6 +54,7 @@ from union8_bench_fp8 import print_fp8_table, run_preset_fp8, smoke_fp8
 
 from pageweaver_edu.core.attention import reference_attention
 from pageweaver_edu.core.grouping import Grouping
+from pageweaver_edu.core.progress import progress
 from pageweaver_edu.records import result_environment
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -243,7 +244,7 @@ def main(argv=None) -> int:
     records = []
     runs = [(p, int(h)) for p in args.presets.split(",") if p for h in args.heads.split(",")]
     runs += [(x.split(":")[0], int(x.split(":")[1])) for x in args.more_heads.split(",") if x]
-    for name, heads in runs:
+    for name, heads in progress(runs, desc="bench_union8", unit="run"):
         print(f"== {name}, {heads} KV head(s)", flush=True)
         try:
             rec = (run_preset_fp8 if args.fp8 else run_preset)(name, heads, args, env)

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from pageweaver_edu.core.grouping import Grouping
+from pageweaver_edu.core.progress import progress
 from pageweaver_edu.records import cpu_model, source_commit
 
 ROOT = Path(__file__).resolve().parent
@@ -148,7 +149,8 @@ def main(argv=None) -> dict:
     presets = {name: make_preset(name) for name in preset_names()}
     results = []
     for source in (regroup_cases, supports_cases, bitmap_cases, pipeline_cases):
-        for name, n, call in source(presets):
+        for name, n, call in progress(list(source(presets)), desc=source.__name__,
+                                      unit="case"):
             ms = time_case(call, runs, args.warmup)
             results.append({"name": name, "n": n, "median_ms": round(statistics.median(ms), 2),
                             "max_ms": round(max(ms), 2)})

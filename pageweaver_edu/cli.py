@@ -1,8 +1,9 @@
-"""The ``pageweaver`` command: analyze and regroup Top-K captures, write preset workloads.
+"""The ``pageweaver`` command: analyze, regroup and report Top-K captures, write presets.
 
 User errors (a missing file, a wrong shape or dtype, W not a multiple of g, offsets that do
 not end at N, ids that overflow int32, ...) print one line on stderr and exit with status 2.
-Progress goes to stderr, never into ``--json`` output on stdout.
+Progress (a tqdm bar, :mod:`pageweaver_edu.core.progress`) goes to stderr on a terminal once a run
+takes more than a few seconds, and never shows under ``--json``.
 """
 
 from __future__ import annotations
@@ -18,28 +19,13 @@ from .core.capture import load_capture, save_capture
 from .core.capture_files import write_atomically
 from .core.grouping import Grouping
 from .core.inputs import PageWeaverInputError
+from .core.progress import progress
 from .core.union_metrics import union_stats
 from .core.windows import window_table
 from .regroup.bitmap import greedy_regroup, regroup_table
+from .report import command as report_command
 
 EXIT_USER_ERROR = 2
-
-
-class Progress:
-    """A one-line progress bar on stderr (redrawn in place on a terminal)."""
-
-    def __init__(self, total: int, label: str, stream=None):
-        self.total, self.label, self.done = total, label, 0
-        self.stream = stream if stream is not None else sys.stderr
-
-    def step(self, what: str) -> None:
-        """Advance by one step and redraw."""
-        self.done += 1
-        filled = int(20 * self.done / max(self.total, 1))
-        bar = "#" * filled + "-" * (20 - filled)
-        end = "\r" if self.stream.isatty() and self.done < self.total else "\n"
-        self.stream.write(f"{self.label} [{bar}] {self.done}/{self.total} {what}{end}")
-        self.stream.flush()
 
 
 def _groupings(args, windows: list[int]) -> list[Grouping]:
@@ -80,8 +66,7 @@ def analyze(args) -> dict:
         "rho": {"original": _finite(original.rho)},
         "grouping_ms": {},
     }
-    progress = Progress(len(groupings), "regroup")
-    for grouping in groupings:
+    for grouping in progress(groupings, desc="regroup", quiet=args.json, unit="W"):
         key = f"W{grouping.window}"
         start = time.perf_counter()
         perm = regroup_table(table.for_window(grouping.window))
@@ -90,7 +75,6 @@ def analyze(args) -> dict:
         report["union_visits"][key] = stats.union_visits
         report["c4"][key] = stats.c4
         report["rho"][key] = _finite(stats.rho)
-        progress.step(key)
     return report
 
 
@@ -176,6 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("regroup", help="compute the permutation π")
     grouping(p, True)
     p.add_argument("--out", help="write π as .npy")
+    p = sub.add_parser("report", help="one self-contained HTML page of a capture's statistics")
+    grouping(p, False)
+    report_command.add_arguments(p)
     p = sub.add_parser("workload", help="write a preset workload as .npz")
     p.add_argument("preset")
     p.add_argument("--out", required=True)
@@ -198,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
                 where = (f" written to {result['out']}" if "out" in result
                          else " (--out or --json keeps it)")
                 print(f"π for {len(result['perm'])} queries{where}")
+        elif args.command == "report":
+            result = report_command.run(args, _parse_windows(args.windows))
+            print(json.dumps(result) if args.json else f"wrote {result['out']}")
         else:
             result = workload(args)
             print(f"wrote {result['preset']} ({result['queries']:,} queries) to {result['out']}")

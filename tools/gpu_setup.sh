@@ -3,7 +3,8 @@
 # PyCUDA (built from the sdist), PyCUDA's pure-Python needs, the notebook-test stack, and this
 # package (--no-deps: torch must never be reinstalled). Uses the package registry when it is
 # reachable, else the local wheelhouse filled by tools/fill_wheelhouse.sh (make wheelhouse).
-# Env: PYTHON (python3), WHEELHOUSE (wheelhouse), CUDA_ROOT (from nvcc), PYCUDA_VERSION.
+# Env: PYTHON (python3), WHEELHOUSE (wheelhouse), CUDA_ROOT (from nvcc), PYCUDA_VERSION,
+# PAGEWEAVER_OFFLINE=1 (use the wheelhouse without probing the registry; the CI workflows).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -23,7 +24,7 @@ export PATH="$CUDA_ROOT/bin:$PATH"
 
 probe=$(mktemp -d)
 online=
-if timeout 20 "$PY" -m pip download --disable-pip-version-check -q --no-deps -d "$probe" pytools \
+if [ -z "${PAGEWEAVER_OFFLINE:-}" ] && timeout 20 "$PY" -m pip download --disable-pip-version-check -q --no-deps -d "$probe" pytools \
      >/dev/null 2>&1; then
   echo "gpu_setup: registry reachable: installing from it"
   online=1

@@ -28,6 +28,8 @@ CHAPTERS = (
     ("11", "The paper's claims, placed beside ours", "CPU"),
     ("12", "FP8 Union8: E4M3 path, error budget per stage, speed table",
      "CPU + live H200 cell (recorded results on a CPU)"),
+    ("13", "Your own capture: the series' measures on your file, widgets, the HTML report",
+     "CPU (time estimate from the recorded H200 file)"),
 )
 #: (title, what it is, where it runs) per stage of the data flow; short lines fit a box.
 STAGES = (

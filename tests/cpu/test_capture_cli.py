@@ -1,6 +1,7 @@
 """Capture I/O and the ``pageweaver`` command end to end, including every error path."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -14,11 +15,11 @@ from pageweaver_edu.cli import main
 G3 = np.array([[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]])
 
 
-def run_cli(*args):
+def run_cli(*args, env=None):
     """Run the installed console script; returns (exit code, stdout, stderr)."""
     proc = subprocess.run(
         [sys.executable, "-m", "pageweaver_edu.cli", *map(str, args)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})},
     )
     return proc.returncode, proc.stdout, proc.stderr
 
@@ -77,15 +78,19 @@ def test_analyze_json(g3_npz, capsys):
 
 
 def test_analyze_table_and_progress_on_stderr(g3_npz):
-    code, out, err = run_cli("analyze", g3_npz, "--windows", "3,6", "--group", "3")
+    forced = {"PAGEWEAVER_PROGRESS": "1"}  # a bar even though stderr is a pipe here
+    code, out, err = run_cli("analyze", g3_npz, "--windows", "3,6", "--group", "3", env=forced)
     assert code == 0
     assert "union visits" in out and "W6" in out and "-30.00%" in out
-    assert "regroup [" in err and "regroup [" not in out
+    assert "regroup" in err and "/2" in err and "regroup" not in out
+    code, _, err = run_cli("analyze", g3_npz, "--windows", "3,6", "--group", "3")
+    assert code == 0 and err == ""  # not a terminal: no bar
 
 
-def test_analyze_json_keeps_progress_out_of_stdout(g3_npz):
-    code, out, err = run_cli("analyze", g3_npz, "--windows", "6", "--group", "3", "--json")
-    assert code == 0 and json.loads(out)["union_visits"]["W6"] == 7 and "regroup" in err
+def test_analyze_json_is_silent(g3_npz):
+    code, out, err = run_cli("analyze", g3_npz, "--windows", "6", "--group", "3", "--json",
+                             env={"PAGEWEAVER_PROGRESS": "1"})
+    assert code == 0 and json.loads(out)["union_visits"]["W6"] == 7 and err == ""
 
 
 def test_regroup_json_and_out(g3_npz, tmp_path, capsys):

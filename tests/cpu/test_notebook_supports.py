@@ -34,7 +34,7 @@ def test_dataflow_figure_has_labelled_boxes_and_arrows():
 def test_chapter_table_links_only_existing_notebooks(tmp_path):
     (tmp_path / "01_support_sets.ipynb").write_text("{}")
     table = overview.chapter_table(tmp_path).splitlines()
-    assert len(table) == 2 + len(overview.CHAPTERS) == 15
+    assert len(table) == 2 + len(overview.CHAPTERS) == 16
     assert "(01_support_sets.ipynb)" in table[3]
     assert "*coming*" in table[2] and "*coming*" in table[-1]
     assert "H200" in table[2 + 7]

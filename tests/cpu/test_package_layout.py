@@ -18,9 +18,10 @@ LAYERS = {
     "regroup": 1, "replay": 1, "pagepairs": 1,
     "workloads": 2, "gpu": 2,
     "notebook": 3,
-    "cli": 4,
+    "report": 4,
+    "cli": 5,
 }
-TOP = 5  # pageweaver_edu/__init__.py re-exports; nothing imports it
+TOP = 6  # pageweaver_edu/__init__.py re-exports; nothing imports it
 MAX_LINES = 300
 
 

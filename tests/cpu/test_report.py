@@ -1,0 +1,183 @@
+"""``pageweaver report``: the page on every preset, its numbers, its time estimate, and the
+CLI's bad-input rules (one line, exit 2, the input never overwritten, nothing half-written)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pageweaver_edu import Capture, save_capture
+from pageweaver_edu.cli import analyze, build_parser
+from pageweaver_edu.core.union_metrics import union_stats
+from pageweaver_edu.records import recorded_results
+from pageweaver_edu.report.analysis import analyze_capture
+from pageweaver_edu.report.estimate import time_estimate, visit_fit
+from pageweaver_edu.workloads import make_preset, preset_names
+
+G3 = np.array([[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]])
+
+
+def run_cli(*args, env=None):
+    proc = subprocess.run([sys.executable, "-m", "pageweaver_edu.cli", *map(str, args)],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **(env or {})})
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.fixture(scope="module")
+def preset_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("presets")
+    for name in preset_names():
+        code, _, err = run_cli("workload", name, "--out", folder / f"{name}.npz")
+        assert code == 0, err
+    return folder
+
+
+@pytest.mark.parametrize("preset", preset_names())
+def test_report_on_every_preset(preset_files, preset):
+    src = preset_files / f"{preset}.npz"
+    out = preset_files / f"{preset}.html"
+    code, stdout, err = run_cli("report", src, "--out", out, "--json")
+    assert code == 0, err
+    assert err == ""  # --json: no progress, nothing else on stderr
+    summary = json.loads(stdout)
+    page = out.read_text(encoding="utf-8")
+    # self-contained: plotly.js inlined exactly once, no external script or stylesheet
+    assert page.count("Plotly.newPlot(") >= 7
+    assert len(re.findall(r"\* plotly\.js v\d", page)) == 1
+    assert not re.search(r"<script[^>]+src=", page) and "<link" not in page
+    for section in ("Support sizes", "Union visits and C4", "per window",
+                    "Gain per request and chunk", "Capacity fallbacks", "Time estimate"):
+        assert section in page
+    # the page's numbers are the library's
+    cap = make_preset(preset)
+    assert summary["union_visits"]["original"] == union_stats(cap.topk, None,
+                                                              cap.request_offsets).union_visits
+    assert set(summary["union_visits"]) == {"original", "W64", "W128", "W512"}
+    assert summary["queries"] == cap.num_queries
+    assert "Estimate, not a measurement" in page and "union8_cap64k_h200.json" in page
+    if preset == "beyond-capacity":
+        assert summary["chunks_in_fallback"] == summary["chunks"] == 1
+        assert summary["union_visits"]["W128"] == summary["union_visits"]["original"]
+        assert "needs 640 pages &gt; B = 512" in page or "needs 640 pages > B = 512" in page
+    else:
+        assert summary["chunks_in_fallback"] == 0
+
+
+def test_report_matches_analyze(preset_files):
+    """The report's table and ``pageweaver analyze`` agree (same library calls)."""
+    src = preset_files / "cap16k-high-overlap.npz"
+    args = build_parser().parse_args(["analyze", str(src), "--windows", "64,128,512", "--json"])
+    ref = analyze(args)
+    a = analyze_capture(make_preset("cap16k-high-overlap"), quiet=True)
+    assert {k: s.union_visits for k, s in a.stats.items()} == ref["union_visits"]
+    assert {k: s.c4 for k, s in a.stats.items()} == ref["c4"]
+
+
+def test_gain_per_request_and_chunk():
+    """Two requests, chunks of 6: the per-chunk visits add up to the totals, per request too."""
+    topics = {"A": [1, 2, 3], "B": [10, 11, 12], "C": [20, 21, 22], "D": [30, 31, 32]}
+    packed = np.array([topics[t] for t in "ABABCD" + "DCCD" + "DCAABB"])
+    cap = Capture.from_arrays(packed, [0, 10, 16])
+    a = analyze_capture(cap, group=2, chunk_size=6, windows=(4,), quiet=True)
+    assert [(c["request"], c["start"], c["end"]) for c in a.chunks] == [
+        (0, 0, 6), (0, 6, 10), (1, 10, 16)]
+    for key, s in a.stats.items():
+        assert sum(c["visits"][key] for c in a.chunks) == s.union_visits
+    reqs = a.request_gains()
+    assert [r["queries"] for r in reqs] == [10, 6] and [r["chunks"] for r in reqs] == [2, 1]
+    assert a.stats["W4"].union_visits < a.stats["original"].union_visits
+
+
+def test_capacity_fallback_lines():
+    small = [[1, 2], [3, 4], [1, 2], [3, 4], [600, 1], [2, 3], [600, 2], [1, 3]]
+    a = analyze_capture(Capture.from_arrays(small), group=2, chunk_size=4, windows=(4,),
+                        quiet=True)
+    assert [c["fallback"] for c in a.chunks] == [False, True]
+    assert len(a.fallback_lines) == 1 and "needs 601 pages > B = 512" in a.fallback_lines[0]
+
+
+def test_time_estimate_is_labelled_and_fits_the_record():
+    rec = recorded_results("union8_cap64k_h200")
+    a_us, b_us, points = visit_fit(rec)
+    assert points == 5 and b_us > 0
+    t0 = rec["results"][0]
+    assert t0["name"] == "union8_original"
+    # the fit reproduces the recorded original-order call within 5 %
+    visits = rec["stats"]["original"]["union_visits"]
+    assert abs(a_us + b_us * visits - t0["median_us"]) < 0.05 * t0["median_us"]
+    est = time_estimate(analyze_capture(make_preset("cap16k-high-overlap"), quiet=True), rec,
+                        live=None)
+    assert "not a measurement" in est["caveats"][0] and "union8_cap64k_h200.json" in est["basis"]
+    assert est["rows"]["W128"]["online_us"] > est["rows"]["W128"]["attention_us"]
+    assert "online_us" not in est["rows"]["W512"]  # no recorded C_online at W512
+
+
+def test_time_estimate_with_a_gpu_uses_the_live_regroup():
+    a = analyze_capture(Capture.from_arrays(G3), group=2, windows=(2, 4), quiet=True)
+    est = time_estimate(a, recorded_results("union8_cap64k_h200"),
+                        live=lambda _: {"W2": 5.0, "W4": 7.0})
+    assert est["rows"]["W4"]["c_online_source"].startswith("GPU regroup timed live")
+    assert est["rows"]["W4"]["c_online_us"] > 7.0  # + the recorded union preparation
+
+
+def test_report_progress_shows_only_when_asked(tmp_path):
+    src = save_capture(Capture.from_arrays(G3), tmp_path / "g3.npz")
+    code, out, err = run_cli("report", src, "--out", tmp_path / "r.html", "--group", "2",
+                             env={"PAGEWEAVER_PROGRESS": "1"})
+    assert code == 0 and "report" in err and out.strip() == f"wrote {tmp_path / 'r.html'}"
+    code, out, err = run_cli("report", src, "--out", tmp_path / "r.html", "--group", "2",
+                             "--json", env={"PAGEWEAVER_PROGRESS": "1"})
+    assert code == 0 and err == "" and json.loads(out)["queries"] == 6
+    code, out, err = run_cli("report", src, "--out", tmp_path / "r.html", "--group", "2")
+    assert code == 0 and err == ""  # not a terminal: no bar
+
+
+@pytest.mark.parametrize(
+    ("make", "args", "message"),
+    [
+        ("g3", ["--out", "{d}/r.txt"], "--out must end in .html"),
+        ("g3", ["--out", "{d}/no-such-dir/r.html"], "does not exist"),
+        ("g3", ["--out", "{d}"], "must end in .html"),
+        ("g3", ["--out", "{d}/r.html", "--windows", "12"], "not a multiple of the group size"),
+        ("g3", ["--out", "{d}/r.html", "--windows", "6,x"], "--windows must be integers"),
+        ("missing", ["--out", "{d}/r.html"], "not found"),
+        ("html", ["--out", "{src}"], "is the capture itself"),
+    ],
+)
+def test_report_bad_input(tmp_path, make, args, message):
+    if make == "g3":
+        src = save_capture(Capture.from_arrays(G3), tmp_path / "g3.npz")
+    elif make == "html":
+        src = tmp_path / "capture.html"
+        src.write_text("precious")
+    else:
+        src = tmp_path / "missing.npz"
+    argv = [a.format(d=tmp_path, src=src) for a in args]
+    code, out, err = run_cli("report", src, *argv)
+    assert code == 2 and out == "", err
+    assert err.startswith("pageweaver: error:") and message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "r.html").exists()
+    assert not list(tmp_path.glob(".*.tmp"))  # nothing half-written left behind
+    if make == "html":
+        assert src.read_text() == "precious"
+
+
+def test_estimate_live_cell_shows_the_record_on_a_cpu(capsys, monkeypatch):
+    from pageweaver_edu.gpu import device
+    from pageweaver_edu.report.estimate import ESTIMATE
+
+    monkeypatch.delenv(device.ENV_REQUIRE_GPU, raising=False)
+    monkeypatch.setattr(device, "gpu_available", lambda: False)
+    a = analyze_capture(make_preset("cap16k-high-overlap"), quiet=True)
+    run = ESTIMATE.run(analysis=a)
+    out = capsys.readouterr().out
+    assert run.where == "recorded" and set(run.medians) == set(a.stats)
+    assert "union8_cap64k_h200.json" in out and "ESTIMATE, not a measurement" in out

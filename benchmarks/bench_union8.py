@@ -175,20 +175,25 @@ def smoke() -> int:
     """A tiny end-to-end call (2 KV heads, tail groups, causal + lengths, Union8 and Union4,
     CPU and GPU plans) for compute-sanitizer and as a hang check before the long runs."""
 
-    from pageweaver_edu.gpu import Bf16UnionAttention
+    from pageweaver_edu.gpu import Bf16UnionAttention, Bf16WsUnionAttention
 
     s = common.smoke_case()
     outs = common.smoke_outputs(
         s, lambda plan, out: Bf16UnionAttention(s.q, (s.k, s.v), s.c, s.ln, out=out).run(plan))
+    ws = common.smoke_outputs(  # the warp-specialized BF16 kernel: its own arithmetic
+        s, lambda plan, out: Bf16WsUnionAttention(s.q, (s.k, s.v), s.c, s.ln, out=out).run(plan),
+        groups=(8,))
     heads = s.topk.shape[0]
     ref = np.concatenate([reference_attention(
         s.q[:, h * 16:(h + 1) * 16].float().cpu(), s.k[:, h].float().cpu(),
         s.v[:, h].float().cpu(), s.topk[h], lengths=s.lens, causal_pos=s.cpos)
         for h in range(heads)], axis=1)
     errs, same, nan = common.smoke_summary(outs, ref)
-    print(f"smoke: nrms {[f'{e:.2e}' for e in errs]}, bitwise identical {same}, NaN {nan}",
-          flush=True)
-    return 0 if max(errs) < 1e-2 and same else 1
+    ws_errs, ws_same, ws_nan = common.smoke_summary(ws, ref)
+    print(f"smoke: nrms {[f'{e:.2e}' for e in errs]}, bitwise identical {same}, NaN {nan}; "
+          f"warp-specialized nrms {[f'{e:.2e}' for e in ws_errs]}, bitwise identical "
+          f"{ws_same}, NaN {ws_nan}", flush=True)
+    return 0 if max(errs + ws_errs) < 1e-2 and same and ws_same else 1
 
 
 def _row(r) -> str:

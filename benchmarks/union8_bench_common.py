@@ -238,9 +238,10 @@ def smoke_case() -> SmokeCase:
     return SmokeCase(topk, cpos, lens, q, k, v, c, ln)
 
 
-def smoke_outputs(case: SmokeCase, launch) -> list:
-    """``launch(plan, out)`` (``out`` poisoned with NaN, returned) over the CPU plans of Union8
-    and Union4, then over the GPU regroup's π with the GPU-prepared Union8 plan; synchronised."""
+def smoke_outputs(case: SmokeCase, launch, groups=(8, 4)) -> list:
+    """``launch(plan, out)`` (``out`` poisoned with NaN, returned) over the CPU plans of every
+    g in ``groups`` (Union8 and Union4), then over the GPU regroup's π with the GPU-prepared
+    Union8 plan; synchronised."""
     import torch
 
     from pageweaver_edu.gpu import GpuUnionPlan, gpu_greedy_regroup, gpu_prepare_unions
@@ -248,7 +249,7 @@ def smoke_outputs(case: SmokeCase, launch) -> list:
     topk, q = case.topk, case.q
     heads = topk.shape[0]
     outs = []
-    for g in (8, 4):
+    for g in groups:
         plan = GpuUnionPlan.from_cpu([prepare_unions(topk[h], None, None, g)
                                       for h in range(heads)])
         outs.append(launch(plan, torch.full_like(q, float("nan"))))

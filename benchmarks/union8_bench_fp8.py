@@ -168,13 +168,16 @@ def smoke_fp8() -> int:
     """Tiny FP8 end-to-end call (2 KV heads, tail groups, causal + lengths, Union8 / Union4,
     CPU and GPU plans) for compute-sanitizer and as a hang check."""
 
-    from pageweaver_edu.gpu import Fp8UnionAttention, fp8_cache_from_bf16
+    from pageweaver_edu.gpu import Fp8UnionAttention, Fp8WsUnionAttention, fp8_cache_from_bf16
     from pageweaver_edu.replay.fp8 import Fp8KV, fp8_union_attention, reference_on_cache
 
     s = common.smoke_case()
     cache = fp8_cache_from_bf16(s.k, s.v)
     outs = common.smoke_outputs(
         s, lambda plan, out: Fp8UnionAttention(s.q, cache, s.c, s.ln, out=out).run(plan))
+    outs += common.smoke_outputs(  # the warp-specialized kernel: the same bits
+        s, lambda plan, out: Fp8WsUnionAttention(s.q, cache, s.c, s.ln, out=out).run(plan),
+        groups=(8,))
     lg = cache.logical
     kv = Fp8KV(lg.k8.cpu(), lg.v8.cpu(), lg.k_scale.cpu(), lg.v_scale.cpu())
     ref = reference_on_cache(s.q.cpu(), kv, s.topk, s.cpos, s.lens)

@@ -9,8 +9,10 @@
 #      concurrent compiles of one module could read a half-written cache file)
 #   3. pytest, all of tests/ (GPU tests included), PAGEWEAVER_REQUIRE_GPU=1, pytest-xdist if there
 #   4. nbval over every notebook, PAGEWEAVER_REQUIRE_GPU=1
-#   5. re-record benchmarks/results/gpu_regroup_h200.json (with the N x KV-head sweep)
-#   6. re-record benchmarks/results/union8_<preset>_h200.json (U8_PRESETS, cap64k first;
+#   5. record the warp-specialized Union8's step table (benchmarks/bench_union8ws_steps.py,
+#      benchmarks/results/union8ws_steps_cap64k_h200.json)
+#   6. re-record benchmarks/results/gpu_regroup_h200.json (with the N x KV-head sweep)
+#   7. re-record benchmarks/results/union8_<preset>_h200.json (U8_PRESETS, cap64k first;
 #      U8_MORE_HEADS, default cap64k:8); each file is written as soon as its preset finishes
 # The result files record PAGEWEAVER_COMMIT (default: git's HEAD, else "uncommitted").
 # Skipped (slow): compute-sanitizer (SANITIZE=1 runs memcheck + racecheck on
@@ -67,6 +69,11 @@ if [ -n "${U8_FP8:-}" ]; then  # FP8 kernels, BF16 and baselines of the same run
   tail -12 "$L/bench_union8_fp8.log"
 fi
 
+step bench-union8ws-steps  # the warp-specialized Union8 step by step, one run
+run bench_union8ws_steps 120 env OUT="$O/results" "$PY" benchmarks/bench_union8ws_steps.py
+cp "$O"/results/union8ws_steps_*.json benchmarks/results/ 2>/dev/null
+sed -n '/attention kernel alone/,$p' "$L/bench_union8ws_steps.log"
+
 step bench-regroup
 run bench_regroup 90 "$PY" benchmarks/bench_gpu_regroup.py --out "$O/results/gpu_regroup_h200.json"
 cp "$O/results/gpu_regroup_h200.json" benchmarks/results/ 2>/dev/null
@@ -96,7 +103,7 @@ tar czf "$O/logs.tar.gz" -C "$L" .
 step summary
 {
   echo "commit recorded: $PAGEWEAVER_COMMIT; wall $(( $(date +%s) - t0 )) s"
-  for s in setup compile pytest nbval bench_union8_fp8 bench_regroup bench_union8; do
+  for s in setup compile pytest nbval bench_union8_fp8 bench_union8ws_steps bench_regroup bench_union8; do
     case $s in
       pytest|nbval) line=$(grep -aE "passed|failed|error" "$L/$s.log" | tail -1) ;;
       bench_*) [ "${RC[$s]:-}" = 0 ] && line="$(grep -ac MISMATCH "$L/$s.log") MISMATCH lines" \
@@ -111,6 +118,10 @@ from pathlib import Path
 for path in sorted(Path(sys.argv[1]).glob("*.json")):
     r = json.loads(path.read_text())
     m = {x["name"]: x for x in r["results"]}
+    if r.get("workload") and "accounting" not in r and "gpu_regroup_w64" not in m:
+        print(f"{path.name} ({r['date']}): " + ", ".join(
+            f"{k} {v['median_us']:.0f}" for k, v in m.items() if k.endswith("w128")))
+        continue
     if "accounting" not in r:  # the regroup / union-preparation file
         ok = all(x.get("matches_cpu", True) for x in r["results"])
         print(f"{path.name} ({r['date']}): regroup W64 {m['gpu_regroup_w64']['median_us']:.1f} us, W128 "

@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "pageweaver_edu"
 LAYERS = {
     "core": 0, "records": 0,
     "regroup": 1, "replay": 1, "pagepairs": 1,
-    "workloads": 2, "gpu": 2,
+    "workloads": 2, "gpu": 2, "peers": 2,
     "notebook": 3,
     "report": 4,
     "cli": 5,

@@ -36,6 +36,12 @@ every ordering, then ``union8_fp8_original`` / ``_fixed_w128`` / ``_online_w128`
 ``union4_fp8_original`` (+ ``_attn`` rows) beside the BF16 ``union8_*`` rows, FlexAttention and
 the gather reference of the same run; writes ``union8_fp8_<preset>[_hH]_h200.json``.
 ``--smoke --fp8`` is the FP8 smoke test (for compute-sanitizer).
+
+``--peers`` / ``--no-peers``: FlashInfer rows (``flashinfer_decode_{bf16,fp8}[_tc]``,
+``flashinfer_msa_fp8[_programs]``: ``benchmarks/peers_flashinfer.py``) beside ours in both runs,
+each checked like ours; on by default when ``import flashinfer`` works. The summary gains
+``speedup_vs_<row>`` (peer median / our best Union8) and ``speedup_union8ws_vs_<row>`` (peer
+median / the best warp-specialized row), and a peer table is printed last.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ import traceback
 from pathlib import Path
 
 import numpy as np
+import peers_flashinfer as peers
 import union8_bench_common as common
 from union8_bench_common import nrms
 from union8_bench_fp8 import print_fp8_table, run_preset_fp8, smoke_fp8
@@ -151,6 +158,8 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
 
     # ---- baselines (checked against Union8, then timed)
     common.time_baselines(x, name, heads, args, add, check, t, against=base)
+    if args.peers:  # FlashInfer paged decode and MSA (benchmarks/peers_flashinfer.py)
+        peers.time_flashinfer(x, args, add, check, t, against=base)
 
     # ---- accounting (docs/definitions.md#cost-accounting) and targets
     acct = {}
@@ -166,6 +175,9 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
                "union8ws_bf16_over_union8_fixed_w128": round(t["ws_fixed"] / t["fixed128"], 3)}
     if "flex" in t:
         summary["speedup_vs_flex"] = round(min(t["flex"]) / best, 2)
+    summary.update(peers.summary_ratios(
+        t, best, "best_union8_us: our best Union8 (cluster), BF16 KV",
+        "best of union8ws_bf16_original/fixed_w128/online_w128"))
     return {**env, "workload": name, "kv_heads": heads, "queries": n, "pages": x.pages,
             "stats": stats, "accounting": acct, "summary": summary, "targets": TARGETS,
             "check": check, "results": timings.results}
@@ -232,6 +244,8 @@ def main(argv=None) -> int:
     ap.add_argument("--flex-blocks", default="128x128")
     ap.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument("--smoke", action="store_true", help="tiny check only (for the sanitizer)")
+    ap.add_argument("--peers", action=argparse.BooleanOptionalAction, default=None,
+                    help="FlashInfer rows (default: on when `import flashinfer` works)")
     ap.add_argument("--fp8", action="store_true",
                     help="run the FP8 E4M3 kernels (union8_fp8.cu) and write union8_fp8_*.json")
     args = ap.parse_args(argv)
@@ -243,6 +257,9 @@ def main(argv=None) -> int:
     from pageweaver_edu.gpu.device import require_gpu
 
     require_gpu()
+    if args.peers is None:
+        args.peers, why = peers.available()
+        print(f"FlashInfer peers: {'on, ' if args.peers else 'off: '}{why}", flush=True)
     env = result_environment(ROOT)
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -265,8 +282,9 @@ def main(argv=None) -> int:
         records.append(rec)
     if args.fp8:
         print_fp8_table(records)
-        return 0
-    print_table(records)
+    else:
+        print_table(records)
+    peers.print_peer_table(records)
     return 0
 
 

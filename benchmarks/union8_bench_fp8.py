@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import peers_flashinfer as peers
 import union8_bench_common as common
 from union8_bench_common import nrms
 
@@ -136,6 +137,8 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
 
     # ---- baselines (timed only)
     common.time_baselines(x, name, heads, args, add, check, t)
+    if getattr(args, "peers", False):  # FlashInfer rows (benchmarks/peers_flashinfer.py)
+        peers.time_flashinfer(x, args, add, check, t, against=base)
 
     # ---- accounting (docs/definitions.md#cost-accounting) and targets
     acct = {"w128": {"S_exec_us": round(t["T0"] - t["fixed"], 2),
@@ -159,6 +162,9 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     summary["union8ws_T0_T_fixed_T_online_us"] = [t["ws_T0"], t["ws_fixed"], t["ws_online"]]
     summary["union8ws_over_union4_fp8"] = round(t["ws_T0"] / t["u4"], 3)
     summary["union8ws_fp8_over_bf16_fixed_w128"] = round(t["ws_fixed"] / t["wsb_fixed"], 3)
+    summary.update(peers.summary_ratios(
+        t, best, "best_union8_fp8_us: our best Union8 (cluster), FP8 KV",
+        "best of union8ws_fp8_original/fixed_w128/online_w128"))
     return {**env, "kernel": "fp8_e4m3", "workload": name, "kv_heads": heads, "queries": n,
             "pages": x.pages, "stats": stats, "accounting": acct, "summary": summary,
             "targets": FP8_TARGETS, "check": check, "results": timings.results}

@@ -31,7 +31,8 @@ def same_value(got, want) -> bool:
         return got_a.shape == want_a.shape and bool(np.array_equal(got_a, want_a,
                                                                    equal_nan=True))
     if isinstance(want, (tuple, list)) and isinstance(got, (tuple, list)):
-        return len(got) == len(want) and all(same_value(g, w) for g, w in zip(got, want, strict=True))
+        return len(got) == len(want) and all(
+            same_value(g, w) for g, w in zip(got, want, strict=True))
     try:
         return bool(got == want)
     except (TypeError, ValueError):

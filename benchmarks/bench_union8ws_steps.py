@@ -94,7 +94,7 @@ def main(argv=None) -> int:
     ap.add_argument("--spin-us", type=float, default=150.0)
     ap.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "results"))
     args = ap.parse_args(argv)
-    from pageweaver_edu.device import require_gpu
+    from pageweaver_edu.gpu.device import require_gpu
 
     require_gpu()
     env = result_environment(ROOT)

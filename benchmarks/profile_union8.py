@@ -4,7 +4,7 @@ Builds the preset's inputs with ``union8_bench_common.preset_inputs`` (one KV he
 seeded Q/K/V as ``bench_union8.py``) and the CPU plan of the W128 greedy order, warms every
 kernel up once, then launches each kernel ``--reps`` times. Profile one launch of each with:
 
-    ncu --clock-control none -k regex:'^union[48]_' --launch-skip 4 --launch-count 4 \
+    ncu --clock-control none -k regex:'^union[48]' --launch-skip 6 --launch-count 6 \
         --set full -o union8 python3 benchmarks/profile_union8.py --reps 1
 
 (``--clock-control none`` leaves the clocks alone, as the timings in the result files do.)
@@ -23,7 +23,8 @@ from pageweaver_edu.core.grouping import Grouping
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default="cap64k")
-    ap.add_argument("--kernels", default="union8_fp8,union4_fp8,union8_bf16,union4_bf16")
+    ap.add_argument("--kernels", default="union8_fp8,union4_fp8,union8_bf16,union4_bf16,"
+                                          "union8ws_fp8,union8ws_bf16")
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args(argv)
     import torch
@@ -31,7 +32,9 @@ def main(argv=None) -> int:
     from pageweaver_edu.core.union_plan import prepare_unions
     from pageweaver_edu.gpu import (
         Bf16UnionAttention,
+        Bf16WsUnionAttention,
         Fp8UnionAttention,
+        Fp8WsUnionAttention,
         GpuUnionPlan,
         fp8_cache_from_bf16,
     )
@@ -45,11 +48,13 @@ def main(argv=None) -> int:
     runs = {}
     for name in args.kernels.split(","):
         kind, dtype = name.split("_")
+        fp8 = {"union8ws": Fp8WsUnionAttention}.get(kind, Fp8UnionAttention)
+        bf16 = {"union8ws": Bf16WsUnionAttention}.get(kind, Bf16UnionAttention)
         if dtype == "fp8":
-            att = Fp8UnionAttention(x.q, cache, x.cpos, x.lens)
+            att = fp8(x.q, cache, x.cpos, x.lens)
         else:
-            att = Bf16UnionAttention(x.q, (x.k, x.v), x.cpos, x.lens)
-        runs[name] = (att, plans[8 if kind == "union8" else 4])
+            att = bf16(x.q, (x.k, x.v), x.cpos, x.lens)
+        runs[name] = (att, plans[4 if kind == "union4" else 8])
     for att, plan in runs.values():  # compile + warm up, outside the profiled launches
         att.run(plan)
     torch.cuda.synchronize()

@@ -277,8 +277,9 @@ def main(argv=None) -> int:
                 + ("" if heads == 1 else f"_h{heads}") + "_h200")
         path = out_dir / f"{stem}.json"
         path.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
-        if os.environ.get("OUT"):
-            shutil.copy(path, Path(os.environ["OUT"]) / path.name)
+        copy = Path(os.environ.get("OUT", path.parent)) / path.name
+        if copy.resolve() != path.resolve():
+            shutil.copy(path, copy)
         records.append(rec)
     if args.fp8:
         print_fp8_table(records)

@@ -7,12 +7,16 @@ attention kernel alone (CUDA events, L2 flushed, median of ``--reps``):
 * ``ws_serial_4stages``: one SM per group, a producer warpgroup and two consumer warpgroups
   sharing a ring of 4 stages (no lockstep), QK / softmax / PV one after the other;
 * ``ws_serial_6stages``: the same with 6 stages;
-* ``ws_overlap_6stages``: the next page's QK and this page's PV in flight during the softmax
-  (the kernel ``union8ws_fp8`` as shipped);
+* ``ws_overlap_6stages``: the next page's QK and this page's PV in flight during the softmax;
+* ``ws_overlap_6stages_tc_sum``: each page's sum p from the tensor core (P8 times a tile of
+  ones) instead of FP32 FADD chains in the softmax step (the kernel ``union8ws_fp8`` as
+  shipped);
 * ablations of the shipped kernel: ``no_softmax`` (P = 0), ``no_mma`` (S constant),
   ``ring_only`` (neither): their differences say what the softmax and the products cost.
 
-Every variant is first checked bitwise against the cluster kernel (NaN-poisoned outputs).
+Every variant with FP32 sums is first checked bitwise against the cluster kernel, the shipped
+one for bitwise equality across orderings and against the cluster kernel's output by NRMS
+(NaN-poisoned outputs).
 Writes ``benchmarks/results/union8ws_steps_<preset>_h200.json`` (and a copy to $OUT) and
 prints the table last.
 
@@ -34,14 +38,16 @@ from pageweaver_edu.records import result_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = {  # name -> Fp8WsUnionAttention keyword arguments
-    "ws_serial_4stages": {"slots": 4, "overlap": False},
-    "ws_serial_6stages": {"slots": 6, "overlap": False},
-    "ws_overlap_6stages": {},
+    "ws_serial_4stages": {"slots": 4, "overlap": False, "tc_sum": False},
+    "ws_serial_6stages": {"slots": 6, "overlap": False, "tc_sum": False},
+    "ws_overlap_6stages": {"tc_sum": False},
+    "ws_overlap_6stages_tc_sum": {},
     "ws_ablate_no_softmax": {"ablate": "no_softmax"},
     "ws_ablate_no_mma": {"ablate": "no_mma"},
     "ws_ablate_ring_only": {"ablate": "ring_only"},
 }
-CHECKED = ("ws_serial_4stages", "ws_serial_6stages", "ws_overlap_6stages")
+CHECKED = ("ws_serial_4stages", "ws_serial_6stages", "ws_overlap_6stages")  # = cluster, bitwise
+SHIPPED = "ws_overlap_6stages_tc_sum"
 
 
 def run_preset(name: str, args, env: dict) -> dict:
@@ -57,12 +63,15 @@ def run_preset(name: str, args, env: dict) -> dict:
     union4 = Fp8UnionAttention(x.q, cache, x.cpos, x.lens)  # run with the g = 4 plan
     atts = {k: Fp8WsUnionAttention(x.q, cache, x.cpos, x.lens, **kw) for k, kw in STEPS.items()}
     fresh = common.poisoned(cluster, *atts.values())
-    same = {}
+    same, shipped = {}, {}
     for key in c4:
         base = fresh(lambda key=key: cluster.run(o.plans[key]))
         for v in CHECKED:
             same[f"{v}_{key}"] = bool(torch.equal(
                 base, fresh(lambda v=v, key=key: atts[v].run(o.plans[key]))))
+        shipped[key] = fresh(lambda key=key: atts[SHIPPED].run(o.plans[key]))
+    same[f"{SHIPPED}_orderings"] = bool(torch.equal(shipped["original"], shipped["w128"]))
+    nrms_cluster = common.nrms(shipped["original"].float().cpu(), base.float().cpu())
     timings = common.Timings(args, fp8_peak_tflops=1979.0)
     for key in c4:
         timings.add(f"cluster_{key}", lambda key=key: cluster.run(o.plans[key]), c4=c4[key])
@@ -71,7 +80,8 @@ def run_preset(name: str, args, env: dict) -> dict:
     timings.add("union4_cluster_original", lambda: union4.run(o.plan4),
                 c4=o.stats["original_g4"]["c4"])
     return {**env, "kernel": "fp8_e4m3", "workload": name, "kv_heads": 1, "queries": x.n,
-            "stats": o.stats, "check": {"bitwise_identical_to_cluster": same},
+            "stats": o.stats, "check": {"bitwise_identical": same,
+                                        f"{SHIPPED}_nrms_vs_cluster": nrms_cluster},
             "results": timings.results}
 
 
@@ -84,7 +94,8 @@ def print_table(rec) -> None:
                  for k in ("original", "w128")]
         print(f"{v:26s} {cells[0]:>18s} {cells[1]:>18s}")
     print(f"union4 cluster original: {m['union4_cluster_original']['median_us']:.1f} us; "
-          f"bitwise: {all(rec['check']['bitwise_identical_to_cluster'].values())}")
+          f"bitwise: {all(rec['check']['bitwise_identical'].values())}; shipped vs cluster NRMS "
+          f"{rec['check'][f'{SHIPPED}_nrms_vs_cluster']:.2e}")
 
 
 def main(argv=None) -> int:
@@ -104,8 +115,9 @@ def main(argv=None) -> int:
         rec = run_preset(name, args, env)
         path = out / f"union8ws_steps_{name}_h200.json"
         path.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
-        if os.environ.get("OUT"):
-            shutil.copy(path, Path(os.environ["OUT"]) / path.name)
+        copy = Path(os.environ.get("OUT", path.parent)) / path.name
+        if copy.resolve() != path.resolve():
+            shutil.copy(path, copy)
         print_table(rec)
     return 0
 

@@ -74,9 +74,10 @@ __device__ __forceinline__ void wgmma_wait_all() {
   asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 }
 // Keeps the compiler from touching accumulator registers across the asynchronous MMA.
-__device__ __forceinline__ void fence_acc(float (&d)[64]) {
+template <int kN>
+__device__ __forceinline__ void fence_acc(float (&d)[kN]) {
 #pragma unroll
-  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
+  for (int i = 0; i < kN; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
 #define PW_D16(X, b) X(b + 0), X(b + 1), X(b + 2), X(b + 3), X(b + 4), X(b + 5), X(b + 6), \
@@ -155,19 +156,21 @@ __device__ __forceinline__ void wgmma_m64n64k32(float (&d)[32], const uint32_t (
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(0));
   }
 }
-__device__ __forceinline__ void wgmma_issue_half(float (&d)[32], const uint32_t (&a)[kKSteps][4],
-                                                 uint32_t half_tile) {
-  const uint64_t desc = sw128_desc(half_tile);
-  wgmma_fence();
-  wgmma_m64n64k32<false>(d, a[0], desc);
-#pragma unroll
-  for (int ks = 1; ks < kKSteps; ++ks) wgmma_m64n64k32<true>(d, a[ks], desc + 2 * ks);
-  wgmma_commit();
+// D[64x8] (+)= A[64x32] (registers, E4M3) * B[32x8] (shared, E4M3): with B all ones, every
+// column of D is the row sum of A, so a page's sum of P8 comes from the tensor core.
+template <bool kAccumulate>
+__device__ __forceinline__ void wgmma_m64n8k32(float (&d)[4], const uint32_t (&a)[4],
+                                               uint64_t desc) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7}, %8, p, 1, 1;\n}"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(kAccumulate ? 1 : 0));
 }
-__device__ __forceinline__ void fence_acc(float (&d)[32]) {
-#pragma unroll
-  for (int i = 0; i < 32; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
+constexpr uint32_t kE4m3OnesWord = 0x38383838u;  // four E4M3 1.0 bytes
+constexpr int kOnesTileBytes = 8 * 128;           // B of m64n8k32 over 128 tokens: one 1 KiB atom
+
 
 template <int kPending>  // wait until at most kPending committed wgmma groups are in flight
 __device__ __forceinline__ void wgmma_wait() {
@@ -315,7 +318,9 @@ __device__ __forceinline__ void softmax_max(const float (&d)[kCols / 2], int vis
   st.sum_lo = st.sum_hi = 0.f;
 }
 
-template <bool kMasked, int kBegin, int kEnd>
+// kSums = false: no running sums on the CUDA cores (the kernel takes sum p from the tensor
+// core instead, as the row sums of the E4M3 P it multiplies).
+template <bool kMasked, int kBegin, int kEnd, bool kSums = true>
 __device__ __forceinline__ void softmax_exps(float (&d)[64], int vis, int t, float rf_lo,
                                              float rf_hi, SoftmaxSums& st,
                                              uint32_t (&pa)[kKSteps][4]) {
@@ -331,8 +336,10 @@ __device__ __forceinline__ void softmax_exps(float (&d)[64], int vis, int t, flo
         if (kMasked && 8 * j + e >= vis_t) p0 = p1 = 0.f;
         d[4 * j + e] = p0;
         d[4 * j + 2 + e] = p1;
-        st.sum_lo += p0;
-        st.sum_hi += p1;
+        if constexpr (kSums) {
+          st.sum_lo += p0;
+          st.sum_hi += p1;
+        }
       }
     }
     const int j = 4 * ks;
@@ -388,12 +395,16 @@ __device__ __forceinline__ void fold_half(float (&o)[64], const float (&op)[32],
 
 // o[row] = bf16(O * v_scale / l) for rows g and g + 8 of a query's 16 x 128 output block
 // (l summed over the quad first; 0 when the row saw no token).
+// kQuadSum = false: every lane already holds its rows' whole sums (tensor-core row sums).
+template <bool kQuadSum = true>
 __device__ __forceinline__ void store_rows(__nv_bfloat16* out_block, const float (&o)[64],
                                            float l_lo, float l_hi, float vsc, int g, int t) {
+  if constexpr (kQuadSum) {
 #pragma unroll
-  for (int sh = 1; sh <= 2; sh <<= 1) {
-    l_lo += __shfl_xor_sync(0xffffffffu, l_lo, sh);
-    l_hi += __shfl_xor_sync(0xffffffffu, l_hi, sh);
+    for (int sh = 1; sh <= 2; sh <<= 1) {
+      l_lo += __shfl_xor_sync(0xffffffffu, l_lo, sh);
+      l_hi += __shfl_xor_sync(0xffffffffu, l_hi, sh);
+    }
   }
   const float inv_lo = l_lo > 0.f ? vsc / l_lo : 0.f;
   const float inv_hi = l_hi > 0.f ? vsc / l_hi : 0.f;

@@ -67,6 +67,13 @@
 #ifndef PW_WS_OVERLAP
 #define PW_WS_OVERLAP 1
 #endif
+// 1: the FP8 consumer takes a page's sum p from the tensor core (P8 times a tile of E4M3 ones,
+// issued with the second half of PV), so the softmax step runs no serial FADD chains and l sums
+// exactly the E4M3 P that PV multiplies; 0: the cluster kernel's FP32 sums on the CUDA cores
+// (then both kernels' outputs are bitwise identical).
+#ifndef PW_WS_TC_SUM
+#define PW_WS_TC_SUM 1
+#endif
 #ifndef PW_WAIT_TIMEOUT_NS
 #define PW_WAIT_TIMEOUT_NS 10000000000ull
 #endif
@@ -118,6 +125,8 @@ constexpr int kMetaBytes = 8;
 // Shared memory from a 1 KiB aligned base: the ring, a Q tile per consumer, metadata, two
 // headers, barriers.
 constexpr int kQTileBytes = 64 * kDim * 2;      // a consumer's 4 queries: BF16 16 KiB, E4M3 8 KiB
+constexpr int kOnesOffset = kQTileBytes / 2;    // FP8: a 1 KiB tile of E4M3 ones behind Q8
+static_assert(kOnesOffset + kOnesTileBytes <= kQTileBytes, "the ones tile fits behind Q8");
 constexpr int kRingOffset = 0;
 constexpr int kQTileOffset = kRingOffset + kStages * kStageBytes;
 constexpr int kMetaOffset = kQTileOffset + kConsumers * kQTileBytes;
@@ -371,10 +380,10 @@ __device__ __forceinline__ void softmax_a(float (&d)[64], const Page& pg, int t,
   if (vis > 0 && (PW_WS_ABLATE & 1) == 0) {
     if (vis < kPage) {  // causal / length tail inside this page
       softmax_max<true>(d, vis, t, rf_lo, rf_hi, m_lo, m_hi, ps.al_lo, ps.al_hi, ps.st);
-      softmax_exps<true, 0, 2>(d, vis, t, rf_lo, rf_hi, ps.st, pa);
+      softmax_exps<true, 0, 2, !PW_WS_TC_SUM>(d, vis, t, rf_lo, rf_hi, ps.st, pa);
     } else {
       softmax_max<false>(d, kPage, t, rf_lo, rf_hi, m_lo, m_hi, ps.al_lo, ps.al_hi, ps.st);
-      softmax_exps<false, 0, 2>(d, kPage, t, rf_lo, rf_hi, ps.st, pa);
+      softmax_exps<false, 0, 2, !PW_WS_TC_SUM>(d, kPage, t, rf_lo, rf_hi, ps.st, pa);
     }
   } else {
 #pragma unroll
@@ -387,11 +396,11 @@ __device__ __forceinline__ void softmax_b(float (&d)[64], const Page& pg, int t,
   const int vis = pg.seen();
   if (vis > 0 && (PW_WS_ABLATE & 1) == 0) {
     if (vis < kPage) {
-      softmax_exps<true, 2, 4>(d, vis, t, rf_lo, rf_hi, ps.st, pa);
+      softmax_exps<true, 2, 4, !PW_WS_TC_SUM>(d, vis, t, rf_lo, rf_hi, ps.st, pa);
     } else {
-      softmax_exps<false, 2, 4>(d, kPage, t, rf_lo, rf_hi, ps.st, pa);
+      softmax_exps<false, 2, 4, !PW_WS_TC_SUM>(d, kPage, t, rf_lo, rf_hi, ps.st, pa);
     }
-    softmax_finish(ps.al_lo, ps.al_hi, ps.st, l_lo, l_hi);
+    if constexpr (!PW_WS_TC_SUM) softmax_finish(ps.al_lo, ps.al_hi, ps.st, l_lo, l_hi);
   } else {
 #pragma unroll
     for (int ks = 2; ks < 4; ++ks) pa[ks][0] = pa[ks][1] = pa[ks][2] = pa[ks][3] = 0u;
@@ -407,12 +416,26 @@ __device__ __forceinline__ void issue_qk(float (&d)[64], uint32_t q8, uint32_t s
     for (int e = 0; e < 64; ++e) asm volatile("mov.b32 %0, 0x3f800000;" : "=f"(d[e]));
   }
 }
-// Output dims 64 h .. 64 h + 63 of O_p = P8 V8 for the page at stage address st, issued.
+// Output dims 64 h .. 64 h + 63 of O_p = P8 V8 for the page at stage address st, issued as one
+// committed group; with the second half (PW_WS_TC_SUM) also the page's row sums of P8 into rs
+// (P8 times the ones tile: every column of rs is sum p of its row).
 template <int kHalf>
-__device__ __forceinline__ void issue_pv(float (&op)[32], const uint32_t (&pa)[kKSteps][4],
-                                         uint32_t st) {
+__device__ __forceinline__ void issue_pv(float (&op)[32], float (&rs)[4],
+                                         const uint32_t (&pa)[kKSteps][4], uint32_t st,
+                                         uint32_t ones) {
   if constexpr ((PW_WS_ABLATE & 2) == 0) {
-    wgmma_issue_half(op, pa, st + kTileBytes + kHalf * (kTileBytes / 2));
+    const uint64_t desc = sw128_desc(st + kTileBytes + kHalf * (kTileBytes / 2));
+    wgmma_fence();
+    wgmma_m64n64k32<false>(op, pa[0], desc);
+#pragma unroll
+    for (int ks = 1; ks < kKSteps; ++ks) wgmma_m64n64k32<true>(op, pa[ks], desc + 2 * ks);
+    if constexpr (PW_WS_TC_SUM && kHalf == 1) {
+      const uint64_t od = sw128_desc(ones);
+      wgmma_m64n8k32<false>(rs, pa[0], od);
+#pragma unroll
+      for (int ks = 1; ks < kKSteps; ++ks) wgmma_m64n8k32<true>(rs, pa[ks], od + 2 * ks);
+    }
+    wgmma_commit();
   }
 }
 
@@ -420,6 +443,11 @@ __device__ __forceinline__ void consume_fp8(const Args& a, uint32_t base, int c)
   const int tid = threadIdx.x - 128 * (1 + c);
   const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
   const uint32_t q8 = base + kQTileOffset + c * kQTileBytes;
+  const uint32_t ones = q8 + kOnesOffset;
+  if constexpr (PW_WS_TC_SUM) {  // 128 threads x 8 bytes; the first close_q's proxy fence
+    asm volatile("st.shared.v2.b32 [%0], {%1, %1};" ::"r"(ones + 8 * tid), "r"(kE4m3OnesWord)
+                 : "memory");  // and barrier publish it to the tensor cores
+  }
   Walker w{base, c, warp};
   for (int q_stage; w.open(1, q_stage);) {
     // Q rows g and g + 8 of my query from the Q stage -> E4M3 -> my Q8 tile.
@@ -454,14 +482,22 @@ __device__ __forceinline__ void consume_fp8(const Args& a, uint32_t base, int c)
     // behind them, the second half of PV(k) is issued after the first is folded and runs
     // during part B. P fragments alternate between pa and pb (two unrolled steps), so the
     // registers a PV in flight reads are never written before it completes.
-    float d[64], op[32];
+    float d[64], op[32], rs[4];
     uint32_t pa[kKSteps][4], pb[kKSteps][4];
     PageStep sa, sb;
     Page cur{0}, nxt{0};
     auto fold = [&](const PageStep& ps, auto half) {
+      constexpr int kHalf = decltype(half)::value;
       wgmma_wait<0>();
       fence_acc(op);
-      if (cur.seen()) fold_half<decltype(half)::value>(o, op, ps.al_lo, ps.al_hi);
+      if constexpr (PW_WS_TC_SUM && kHalf == 1) fence_acc(rs);
+      if (cur.seen()) {
+        fold_half<kHalf>(o, op, ps.al_lo, ps.al_hi);
+        if constexpr (PW_WS_TC_SUM && kHalf == 1) {  // l = l a + sum p8 (the page's row sums)
+          l_lo = fmaf(l_lo, ps.al_lo, rs[0]);
+          l_hi = fmaf(l_hi, ps.al_hi, rs[2]);
+        }
+      }
       __syncwarp();
     };
     auto step = [&](uint32_t (&p_cur)[kKSteps][4], const PageStep& s_cur,
@@ -469,18 +505,18 @@ __device__ __forceinline__ void consume_fp8(const Args& a, uint32_t base, int c)
       __syncwarp();
       if constexpr (PW_WS_OVERLAP) {
         issue_qk(d, q8, w.stage(nxt.s()));        // S of the next page (d is free again) ...
-        issue_pv<0>(op, p_cur, w.stage(cur.s()));  // ... then half of O_p of this page
+        issue_pv<0>(op, rs, p_cur, w.stage(cur.s()), ones);  // ... then half of O_p of this page
         wgmma_wait<1>();                         // S is there; the PV half still runs
         fence_acc(d);
         softmax_a(d, nxt, t, rf_lo, rf_hi, m_lo, m_hi, s_nxt, p_nxt);
         fold(s_cur, std::integral_constant<int, 0>());
-        issue_pv<1>(op, p_cur, w.stage(cur.s()));  // the other half runs during part B
+        issue_pv<1>(op, rs, p_cur, w.stage(cur.s()), ones);  // the other half runs during part B
         softmax_b(d, nxt, t, rf_lo, rf_hi, s_nxt, l_lo, l_hi, p_nxt);
         fold(s_cur, std::integral_constant<int, 1>());
       } else {  // one product at a time
-        issue_pv<0>(op, p_cur, w.stage(cur.s()));
+        issue_pv<0>(op, rs, p_cur, w.stage(cur.s()), ones);
         fold(s_cur, std::integral_constant<int, 0>());
-        issue_pv<1>(op, p_cur, w.stage(cur.s()));
+        issue_pv<1>(op, rs, p_cur, w.stage(cur.s()), ones);
         fold(s_cur, std::integral_constant<int, 1>());
         issue_qk(d, q8, w.stage(nxt.s()));
         wgmma_wait<0>();
@@ -493,9 +529,9 @@ __device__ __forceinline__ void consume_fp8(const Args& a, uint32_t base, int c)
     };
     auto last = [&](uint32_t (&p_cur)[kKSteps][4], const PageStep& s_cur) {
       __syncwarp();
-      issue_pv<0>(op, p_cur, w.stage(cur.s()));  // the group's last page
+      issue_pv<0>(op, rs, p_cur, w.stage(cur.s()), ones);  // the group's last page
       fold(s_cur, std::integral_constant<int, 0>());
-      issue_pv<1>(op, p_cur, w.stage(cur.s()));
+      issue_pv<1>(op, rs, p_cur, w.stage(cur.s()), ones);
       fold(s_cur, std::integral_constant<int, 1>());
       w.release(cur.s());
     };
@@ -525,8 +561,9 @@ __device__ __forceinline__ void consume_fp8(const Args& a, uint32_t base, int c)
 
     const int qid = w.my_qid(), head = w.head();
     if (qid >= 0) {  // o[π[r]]: O and l both carry the 2^8 of P; V's scale here
-      store_rows(a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim, o,
-                 l_lo, l_hi, __ldg(a.v_scale + head), g, t);
+      store_rows<!PW_WS_TC_SUM>(
+          a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim, o, l_lo,
+          l_hi, __ldg(a.v_scale + head), g, t);
     }
     w.close_group();
   }

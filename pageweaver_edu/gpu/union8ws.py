@@ -5,7 +5,9 @@ A producer warpgroup streams each group (its Q, then the pages of U_G) through a
 stage (docs/definitions.md#warp-specialized-union8). Inputs as for the cluster kernels:
 
 * :class:`Fp8WsUnionAttention` — an :class:`~.fp8_tiles.Fp8Cache`; the arithmetic of the FP8
-  cluster kernel op for op (outputs bitwise identical);
+  cluster kernel except for the running sums: each page's sum p comes from the tensor core as
+  the row sums of the E4M3 P it multiplies (``tc_sum=True``, the default); with
+  ``tc_sum=False`` the FP32 sums of the cluster kernel, and outputs bitwise identical to it;
 * :class:`Bf16WsUnionAttention` — BF16 ``(k, v)``, packed once into half-page tiles
   (:func:`~.bf16_tiles.bf16_half_pages`); BF16 products accumulated in FP32.
 
@@ -73,9 +75,10 @@ class _Persistent:
 class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
     """The warp-specialized FP8 Union8 (g = 8) over an :class:`~.fp8_tiles.Fp8Cache`.
 
-    ``slots`` is the ring depth (default 6); ``ablate`` (a key of :data:`ABLATIONS`) and
-    ``overlap=False`` (products one after the other) build the variants of
-    ``benchmarks/bench_union8ws_steps.py``; the other parameters are
+    ``slots`` is the ring depth (default 6); ``tc_sum`` takes each page's sum p from the tensor
+    core (default; False: the cluster kernel's FP32 sums, bit for bit); ``ablate`` (a key of
+    :data:`ABLATIONS`) and ``overlap=False`` (products one after the other) build the variants
+    of ``benchmarks/bench_union8ws_steps.py``; the other parameters are
     :class:`~.union_attention.UnionAttention`'s.
     """
 
@@ -84,12 +87,14 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
     operand_format = "PPPPPPP" + "Q"  # q, k, v^T, o, k scales, v scales, counter, counter base
 
     def __init__(self, q, kv: Fp8Cache, causal_pos=None, lengths=None, slots: int = SLOTS,
-                 scale=None, out=None, ablate: str = "full", overlap: bool = True):
+                 scale=None, out=None, ablate: str = "full", overlap: bool = True,
+                 tc_sum: bool = True):
         if ablate not in ABLATIONS:
             raise PageWeaverInputError(f"ablate must be one of {sorted(ABLATIONS)}, got {ablate!r}")
         super().__init__(q, kv, causal_pos, lengths, slots, scale, out)
         self.build_options = (f"-DPW_WS_ABLATE={ABLATIONS[ablate]}",
-                              f"-DPW_WS_OVERLAP={int(bool(overlap))}")
+                              f"-DPW_WS_OVERLAP={int(bool(overlap))}",
+                              f"-DPW_WS_TC_SUM={int(bool(tc_sum))}")
         self._start_counter()
 
     def operands(self) -> tuple[int, ...]:

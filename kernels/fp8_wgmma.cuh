@@ -281,11 +281,11 @@ struct SoftmaxSums {
   float sum_lo, sum_hi;  // this thread's part of sum p per row
 };
 
-// kCols = 128 (an FP8 page) or 64 (a BF16 half page); kShift = log2 of P's scale.
-template <bool kMasked, int kCols = 128, int kShift = 8>
-__device__ __forceinline__ void softmax_max(const float (&d)[kCols / 2], int vis, int t,
-                                            float rf_lo, float rf_hi, float& m_lo, float& m_hi,
-                                            float& al_lo, float& al_hi, SoftmaxSums& st) {
+// The maximum of S over the visible columns of rows g and g + 8, across the quad. kCols = 128
+// (an FP8 page) or 64 (a BF16 half page).
+template <bool kMasked, int kCols = 128>
+__device__ __forceinline__ void page_max(const float (&d)[kCols / 2], int vis, int t,
+                                         float& mx_lo, float& mx_hi) {
   float ml[4], mh[4];  // four independent max chains per row
 #pragma unroll
   for (int c = 0; c < 4; ++c) ml[c] = mh[c] = -3.0e38f;
@@ -300,13 +300,22 @@ __device__ __forceinline__ void softmax_max(const float (&d)[kCols / 2], int vis
       mh[c] = ok ? fmaxf(mh[c], d[4 * j + 2 + e]) : mh[c];
     }
   }
-  float mx_lo = fmaxf(fmaxf(ml[0], ml[1]), fmaxf(ml[2], ml[3]));
-  float mx_hi = fmaxf(fmaxf(mh[0], mh[1]), fmaxf(mh[2], mh[3]));
+  mx_lo = fmaxf(fmaxf(ml[0], ml[1]), fmaxf(ml[2], ml[3]));
+  mx_hi = fmaxf(fmaxf(mh[0], mh[1]), fmaxf(mh[2], mh[3]));
 #pragma unroll
   for (int sh = 1; sh <= 2; sh <<= 1) {  // the 4 lanes of a quad share rows g and g + 8
     mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, sh));
     mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, sh));
   }
+}
+
+// kShift = log2 of P's scale.
+template <bool kMasked, int kCols = 128, int kShift = 8>
+__device__ __forceinline__ void softmax_max(const float (&d)[kCols / 2], int vis, int t,
+                                            float rf_lo, float rf_hi, float& m_lo, float& m_hi,
+                                            float& al_lo, float& al_hi, SoftmaxSums& st) {
+  float mx_lo, mx_hi;
+  page_max<kMasked, kCols>(d, vis, t, mx_lo, mx_hi);
   // Column 0 is visible, so both maxima are finite; rf >= 0 keeps the order of S.
   const float new_lo = fmaxf(m_lo, mx_lo * rf_lo), new_hi = fmaxf(m_hi, mx_hi * rf_hi);
   al_lo = ex2(m_lo - new_lo);

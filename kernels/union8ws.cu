@@ -74,6 +74,13 @@
 #ifndef PW_WS_TC_SUM
 #define PW_WS_TC_SUM 1
 #endif
+// 1 (needs PW_WS_TC_SUM): O and l accumulate in the tensor core across pages; a row rescales
+// them only when a page's maximum passes its reference maximum by more than kLazyTau (log2
+// units), so most pages run no fold and no rescale on the CUDA cores.
+#ifndef PW_WS_LAZY
+#define PW_WS_LAZY 0
+#endif
+static_assert(!PW_WS_LAZY || PW_WS_TC_SUM, "the lazy FP8 consumer takes l from the tensor core");
 #ifndef PW_WAIT_TIMEOUT_NS
 #define PW_WAIT_TIMEOUT_NS 10000000000ull
 #endif
@@ -439,36 +446,45 @@ __device__ __forceinline__ void issue_pv(float (&op)[32], float (&rs)[4],
   }
 }
 
+// Q rows g and g + 8 of my warp's query from the group's Q stage -> E4M3 -> my Q8 tile, and
+// the row factors rf (my previous group's QKs have all completed, so the tile is free).
+__device__ __forceinline__ void build_q8(const Args& a, const Walker& w, int q_stage,
+                                         uint32_t q8, int g, int t, float& rf_lo,
+                                         float& rf_hi) {
+  const int qid = w.my_qid();
+  uint2 raw[2][2 * kKSteps];
+  uint32_t qa[kKSteps][4];
+  const uint32_t qrow = w.stage(q_stage) + (kConsumerSlots * w.c + w.warp) * kQRowBytes;
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+#pragma unroll
+    for (int cc = 0; cc < 2 * kKSteps; ++cc) {
+      const int col = 32 * (cc >> 1) + 16 * (cc & 1) + 4 * t;
+      raw[hr][cc] = qid >= 0 ? lds64(qrow + 2 * ((g + 8 * hr) * kDim + col))
+                             : make_uint2(0u, 0u);
+    }
+  }
+  quantize_q_rows(raw, __ldg(a.k_scale + w.head()) * a.plan.scale_log2, qa, rf_lo, rf_hi);
+  store_a_tile(q8, qa, w.warp, g, t);
+}
+
+// Every consumer thread writes 8 bytes of its consumer's 1 KiB tile of E4M3 ones (B of the
+// row-sum product); the first close_q's proxy fence and barrier publish it to the tensor cores.
+__device__ __forceinline__ void fill_ones(uint32_t ones, int tid) {
+  asm volatile("st.shared.v2.b32 [%0], {%1, %1};" ::"r"(ones + 8 * tid), "r"(kE4m3OnesWord)
+               : "memory");
+}
+
 __device__ __forceinline__ void consume_fp8(const Args& a, uint32_t base, int c) {
   const int tid = threadIdx.x - 128 * (1 + c);
   const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
   const uint32_t q8 = base + kQTileOffset + c * kQTileBytes;
   const uint32_t ones = q8 + kOnesOffset;
-  if constexpr (PW_WS_TC_SUM) {  // 128 threads x 8 bytes; the first close_q's proxy fence
-    asm volatile("st.shared.v2.b32 [%0], {%1, %1};" ::"r"(ones + 8 * tid), "r"(kE4m3OnesWord)
-                 : "memory");  // and barrier publish it to the tensor cores
-  }
+  if constexpr (PW_WS_TC_SUM) fill_ones(ones, tid);
   Walker w{base, c, warp};
   for (int q_stage; w.open(1, q_stage);) {
-    // Q rows g and g + 8 of my query from the Q stage -> E4M3 -> my Q8 tile.
     float rf_lo, rf_hi;
-    {
-      const int qid = w.my_qid();
-      uint2 raw[2][2 * kKSteps];
-      uint32_t qa[kKSteps][4];
-      const uint32_t qrow = w.stage(q_stage) + (kConsumerSlots * c + warp) * kQRowBytes;
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-#pragma unroll
-        for (int cc = 0; cc < 2 * kKSteps; ++cc) {
-          const int col = 32 * (cc >> 1) + 16 * (cc & 1) + 4 * t;
-          raw[hr][cc] = qid >= 0 ? lds64(qrow + 2 * ((g + 8 * hr) * kDim + col))
-                                 : make_uint2(0u, 0u);
-        }
-      }
-      quantize_q_rows(raw, __ldg(a.k_scale + w.head()) * a.plan.scale_log2, qa, rf_lo, rf_hi);
-      store_a_tile(q8, qa, warp, g, t);  // my previous group's QKs have all completed
-    }
+    build_q8(a, w, q_stage, q8, g, t, rf_lo, rf_hi);
     w.close_q(q_stage);
 
     float o[64];
@@ -564,6 +580,154 @@ __device__ __forceinline__ void consume_fp8(const Args& a, uint32_t base, int c)
       store_rows<!PW_WS_TC_SUM>(
           a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim, o, l_lo,
           l_hi, __ldg(a.v_scale + head), g, t);
+    }
+    w.close_group();
+  }
+}
+
+// ---- FP8 with O and l in the tensor core (PW_WS_LAZY)
+constexpr int kLazyShift = 6;     // p = 2^(6 + rf S - m): at most 2^(6 + kLazyTau) = 256
+constexpr float kLazyTau = 2.f;   // a row rescales only when its maximum grows by more
+
+// The lazy online-softmax step of my warp on page pg: the page maximum; rows whose maximum
+// passes their reference m by more than kLazyTau first scale O and l by 2^(m - m') (after the
+// pending PV completed: both are tensor-core accumulators) and take m'; then p into the A
+// fragments. A row's first visible page only sets m (O and l are still 0). No sums here: l
+// accumulates the row sums of P8 in the tensor core.
+__device__ __forceinline__ void softmax_lazy(float (&d)[64], const Page& pg, int t, float rf_lo,
+                                             float rf_hi, float& m_lo, float& m_hi,
+                                             float (&o)[64], float (&l8)[4],
+                                             uint32_t (&pa)[kKSteps][4]) {
+  const int vis = pg.seen();
+  if (vis == 0 || (PW_WS_ABLATE & 1) != 0) {
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) pa[ks][0] = pa[ks][1] = pa[ks][2] = pa[ks][3] = 0u;
+    return;
+  }
+  float mx_lo, mx_hi;
+  if (vis < kPage) {
+    page_max<true>(d, vis, t, mx_lo, mx_hi);
+  } else {
+    page_max<false>(d, kPage, t, mx_lo, mx_hi);
+  }
+  const float n_lo = mx_lo * rf_lo, n_hi = mx_hi * rf_hi;  // rf >= 0 keeps the order of S
+  const bool up_lo = n_lo > m_lo + kLazyTau, up_hi = n_hi > m_hi + kLazyTau;
+  const bool rs_lo = up_lo && m_lo != -INFINITY, rs_hi = up_hi && m_hi != -INFINITY;
+  if (__any_sync(0xffffffffu, rs_lo || rs_hi)) {
+    wgmma_wait<0>();
+    fence_acc(o);
+    fence_acc(l8);
+    const float a_lo = rs_lo ? ex2(m_lo - n_lo) : 1.f, a_hi = rs_hi ? ex2(m_hi - n_hi) : 1.f;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      o[4 * j] *= a_lo;
+      o[4 * j + 1] *= a_lo;
+      o[4 * j + 2] *= a_hi;
+      o[4 * j + 3] *= a_hi;
+    }
+    l8[0] *= a_lo;
+    l8[1] *= a_lo;
+    l8[2] *= a_hi;
+    l8[3] *= a_hi;
+  }
+  m_lo = up_lo ? n_lo : m_lo;
+  m_hi = up_hi ? n_hi : m_hi;
+  SoftmaxSums st;
+  st.sh_lo = static_cast<float>(kLazyShift) - m_lo;
+  st.sh_hi = static_cast<float>(kLazyShift) - m_hi;
+  if (vis < kPage) {
+    softmax_exps<true, 0, kKSteps, false>(d, vis, t, rf_lo, rf_hi, st, pa);
+  } else {
+    softmax_exps<false, 0, kKSteps, false>(d, kPage, t, rf_lo, rf_hi, st, pa);
+  }
+}
+
+// O += P8 V8 and l += P8 x ones for the page at stage address st: one committed group that
+// accumulates into the running O and l.
+__device__ __forceinline__ void issue_pv_acc(float (&o)[64], float (&l8)[4],
+                                             const uint32_t (&pa)[kKSteps][4], uint32_t st,
+                                             uint32_t ones) {
+  if constexpr ((PW_WS_ABLATE & 2) == 0) {
+    const uint64_t desc = sw128_desc(st + kTileBytes), od = sw128_desc(ones);
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) wgmma_m64n128k32<true>(o, pa[ks], desc + 2 * ks);
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) wgmma_m64n8k32<true>(l8, pa[ks], od + 2 * ks);
+    wgmma_commit();
+  }
+}
+
+__device__ __forceinline__ void consume_fp8_lazy(const Args& a, uint32_t base, int c) {
+  const int tid = threadIdx.x - 128 * (1 + c);
+  const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+  const uint32_t q8 = base + kQTileOffset + c * kQTileBytes;
+  const uint32_t ones = q8 + kOnesOffset;
+  fill_ones(ones, tid);
+  Walker w{base, c, warp};
+  for (int q_stage; w.open(1, q_stage);) {
+    float rf_lo, rf_hi;
+    build_q8(a, w, q_stage, q8, g, t, rf_lo, rf_hi);
+    w.close_q(q_stage);
+
+    float o[64], l8[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int i = 0; i < 64; ++i) o[i] = 0.f;
+    float m_lo = -INFINITY, m_hi = -INFINITY;  // reference maxima (log2 units) of rows g, g + 8
+
+    // Page k's PV runs on the tensor cores while page k + 1's softmax runs on the CUDA cores;
+    // P fragments alternate between pa and pb so a PV in flight never reads rewritten ones.
+    float d[64];
+    uint32_t pa[kKSteps][4], pb[kKSteps][4];
+    Page cur{0}, nxt{0};
+    auto finish = [&]() {  // the pending PV is done: its stage is free
+      wgmma_wait<0>();
+      fence_acc(o);
+      fence_acc(l8);
+      w.release(cur.s());
+    };
+    auto step = [&](uint32_t (&p_cur)[kKSteps][4], uint32_t (&p_nxt)[kKSteps][4]) {
+      __syncwarp();
+      issue_qk(d, q8, w.stage(nxt.s()));
+      issue_pv_acc(o, l8, p_cur, w.stage(cur.s()), ones);
+      wgmma_wait<1>();  // S of the next page is there; the PV still runs
+      fence_acc(d);
+      softmax_lazy(d, nxt, t, rf_lo, rf_hi, m_lo, m_hi, o, l8, p_nxt);
+      finish();
+      cur = nxt;
+    };
+    auto last = [&](uint32_t (&p_cur)[kKSteps][4]) {
+      __syncwarp();
+      issue_pv_acc(o, l8, p_cur, w.stage(cur.s()), ones);
+      finish();
+    };
+    for (int got = w.next(cur, -1); got == Walker::kFound; got = w.next(cur, -1)) {
+      __syncwarp();
+      issue_qk(d, q8, w.stage(cur.s()));
+      wgmma_wait<0>();
+      fence_acc(d);
+      softmax_lazy(d, cur, t, rf_lo, rf_hi, m_lo, m_hi, o, l8, pa);
+      for (;;) {
+        got = w.next(nxt, cur.s());
+        if (got != Walker::kFound) {
+          last(pa);
+          break;
+        }
+        step(pa, pb);
+        got = w.next(nxt, cur.s());
+        if (got != Walker::kFound) {
+          last(pb);
+          break;
+        }
+        step(pb, pa);
+      }
+      if (got == Walker::kNone) break;
+    }
+
+    const int qid = w.my_qid(), head = w.head();
+    if (qid >= 0) {  // O and l both carry the 2^6 of p; V's scale here
+      store_rows<false>(a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim,
+                        o, l8[0], l8[2], __ldg(a.v_scale + head), g, t);
     }
     w.close_group();
   }
@@ -700,6 +864,8 @@ __device__ __forceinline__ void union8ws(const Args& a) {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
   if constexpr (kBf16) {
     consume_bf16(a, base, warp / 4 - 1);
+  } else if constexpr (PW_WS_LAZY) {
+    consume_fp8_lazy(a, base, warp / 4 - 1);
   } else {
     consume_fp8(a, base, warp / 4 - 1);
   }

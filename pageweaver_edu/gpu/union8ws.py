@@ -76,7 +76,9 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
     """The warp-specialized FP8 Union8 (g = 8) over an :class:`~.fp8_tiles.Fp8Cache`.
 
     ``slots`` is the ring depth (default 6); ``tc_sum`` takes each page's sum p from the tensor
-    core (default; False: the cluster kernel's FP32 sums, bit for bit); ``ablate`` (a key of
+    core (default; False: the cluster kernel's FP32 sums, bit for bit); ``lazy`` keeps O and l
+    in the tensor core across pages and rescales a row only when its maximum grows by more than
+    a factor 4; ``ablate`` (a key of
     :data:`ABLATIONS`) and ``overlap=False`` (products one after the other) build the variants
     of ``benchmarks/bench_union8ws_steps.py``; the other parameters are
     :class:`~.union_attention.UnionAttention`'s.
@@ -88,13 +90,17 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
 
     def __init__(self, q, kv: Fp8Cache, causal_pos=None, lengths=None, slots: int = SLOTS,
                  scale=None, out=None, ablate: str = "full", overlap: bool = True,
-                 tc_sum: bool = True):
+                 tc_sum: bool = True, lazy: bool = False):
         if ablate not in ABLATIONS:
             raise PageWeaverInputError(f"ablate must be one of {sorted(ABLATIONS)}, got {ablate!r}")
         super().__init__(q, kv, causal_pos, lengths, slots, scale, out)
         self.build_options = (f"-DPW_WS_ABLATE={ABLATIONS[ablate]}",
                               f"-DPW_WS_OVERLAP={int(bool(overlap))}",
-                              f"-DPW_WS_TC_SUM={int(bool(tc_sum))}")
+                              f"-DPW_WS_TC_SUM={int(bool(tc_sum))}",
+                              f"-DPW_WS_LAZY={int(bool(lazy))}")
+        if lazy and not tc_sum:
+            raise PageWeaverInputError("lazy=True accumulates l in the tensor core: it needs "
+                                       "tc_sum=True")
         self._start_counter()
 
     def operands(self) -> tuple[int, ...]:

@@ -30,12 +30,12 @@ from tests.helpers.gpu_cases import (
 
 
 def _ws(q, cache, topk, cpos, lens, perms=None, offsets=None, slots=6, overlap=True,
-        tc_sum=True):
+        tc_sum=True, lazy=False):
     from pageweaver_edu.gpu import Fp8WsUnionAttention
 
     def launch(plan, c, ln, out):
         Fp8WsUnionAttention(q, cache, c, ln, slots=slots, out=out, overlap=overlap,
-                            tc_sum=tc_sum).run(plan)
+                            tc_sum=tc_sum, lazy=lazy).run(plan)
 
     return run_cpu_plan(launch, q, topk, cpos, lens, perms, 8, offsets)
 
@@ -54,12 +54,13 @@ def test_equals_cluster_kernel_on_random_inputs(n, pages, k, heads, causal, leng
     q, cache = _tensors(rng, n, pages, heads)
     assert torch.equal(_ws(q, cache, topk, cpos, lens, tc_sum=False),
                        _run(q, cache, topk, cpos, lens)), "FP32 sums differ from union8_fp8"
-    ws = _ws(q, cache, topk, cpos, lens)
-    _check(ws, q, cache, topk, cpos, lens, rows=np.arange(0, n, max(1, n // 200)))
     perms = [greedy_regroup(topk[h], Grouping(64 if n >= 64 else 8)) for h in range(heads)]
-    assert torch.equal(ws, _ws(q, cache, topk, cpos, lens, perms)), "regrouped differs"
     rand = [rng.permutation(n) for _ in range(heads)]
-    assert torch.equal(ws, _ws(q, cache, topk, cpos, lens, rand)), "random order differs"
+    for lazy in (False, True):
+        ws = _ws(q, cache, topk, cpos, lens, lazy=lazy)
+        _check(ws, q, cache, topk, cpos, lens, rows=np.arange(0, n, max(1, n // 200)))
+        assert torch.equal(ws, _ws(q, cache, topk, cpos, lens, perms, lazy=lazy)), "regrouped"
+        assert torch.equal(ws, _ws(q, cache, topk, cpos, lens, rand, lazy=lazy)), "random order"
 
 
 @pytest.mark.parametrize("slots,overlap", [(2, True), (4, True), (6, False)])
@@ -106,7 +107,8 @@ def test_causal_tail_pages_and_lengths():
     q, cache = _tensors(rng, 96, 12, 1)
     assert torch.equal(_ws(q, cache, topk, cpos, lens, tc_sum=False),
                        _run(q, cache, topk, cpos, lens))
-    _check(_ws(q, cache, topk, cpos, lens), q, cache, topk, cpos, lens)
+    for lazy in (False, True):
+        _check(_ws(q, cache, topk, cpos, lens, lazy=lazy), q, cache, topk, cpos, lens)
 
 
 def test_empty_supports_and_empty_groups_give_zero():
@@ -147,10 +149,11 @@ def test_presets(name):
     rng = np.random.default_rng(1)
     q, cache = _tensors(rng, n, pages, 1)
     cpos, lens = cap.causal_pos, cap.lengths
-    out = _ws(q, cache, topk, cpos, lens)
-    _check(out, q, cache, topk, cpos, lens, np.sort(rng.choice(n, 128, replace=False)))
     perm = greedy_regroup(cap.topk, Grouping(128), **cap.regroup_kwargs())
-    assert torch.equal(out, _ws(q, cache, topk, cpos, lens, [perm]))
+    for lazy in (False, True):
+        out = _ws(q, cache, topk, cpos, lens, lazy=lazy)
+        _check(out, q, cache, topk, cpos, lens, np.sort(rng.choice(n, 128, replace=False)))
+        assert torch.equal(out, _ws(q, cache, topk, cpos, lens, [perm], lazy=lazy))
 
 
 def test_gpu_prepared_plan():

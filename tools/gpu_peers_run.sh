@@ -14,7 +14,8 @@
 # 5. with BENCH_ARGS: python3 benchmarks/bench_union8.py BENCH_ARGS (result files written to
 #    benchmarks/results/ and copied to $OUT);
 # 6. prints the JIT cache's size; PEERS_PACK_JIT=1 packs it to $OUT/peers_jitcache.tar.xz when
-#    that is at most 16 MiB (one file back).
+#    that is at most 16 MiB (one file back); PEERS_JIT_FROM=that file (carried along) unpacks it
+#    before step 2, so a fresh machine skips the JIT compiles.
 # The log is tee'd to $OUT/peers_run.log. Exit status: the first failing step's.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -60,6 +61,9 @@ rm -rf "$gather"
 source "$TARGET/peers_env.sh"
 export PYTHONPATH="$PYTHONPATH:$(pwd)"  # this package, when gpu_setup.sh has not installed it
 mkdir -p "$JIT"
+if [ -n "${PEERS_JIT_FROM:-}" ] && [ -f "$PEERS_JIT_FROM" ]; then  # a cache packed earlier
+  xz -dc "$PEERS_JIT_FROM" | tar -x -C "$JIT" && echo "gpu_peers_run: JIT cache from $PEERS_JIT_FROM"
+fi
 export FLASHINFER_WORKSPACE_BASE=$JIT CUTE_DSL_CACHE_DIR=$JIT/cute_dsl
 if [ -z "${CUDA_HOME:-}" ] && command -v nvcc >/dev/null; then  # FlashInfer's JIT finds nvcc here
   CUDA_HOME=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")

@@ -74,13 +74,12 @@
 #ifndef PW_WS_TC_SUM
 #define PW_WS_TC_SUM 1
 #endif
-// 1 (needs PW_WS_TC_SUM): O and l accumulate in the tensor core across pages; a row rescales
-// them only when a page's maximum passes its reference maximum by more than kLazyTau (log2
-// units), so most pages run no fold and no rescale on the CUDA cores.
+// 1: O accumulates in the tensor core across pages (and l too with PW_WS_TC_SUM); a row
+// rescales them only when a page's maximum passes its reference maximum by more than kLazyTau
+// (log2 units), so most pages run no fold and no rescale on the CUDA cores.
 #ifndef PW_WS_LAZY
-#define PW_WS_LAZY 0
+#define PW_WS_LAZY 1
 #endif
-static_assert(!PW_WS_LAZY || PW_WS_TC_SUM, "the lazy FP8 consumer takes l from the tensor core");
 #ifndef PW_WAIT_TIMEOUT_NS
 #define PW_WAIT_TIMEOUT_NS 10000000000ull
 #endif
@@ -591,12 +590,13 @@ constexpr float kLazyTau = 2.f;   // a row rescales only when its maximum grows 
 
 // The lazy online-softmax step of my warp on page pg: the page maximum; rows whose maximum
 // passes their reference m by more than kLazyTau first scale O and l by 2^(m - m') (after the
-// pending PV completed: both are tensor-core accumulators) and take m'; then p into the A
-// fragments. A row's first visible page only sets m (O and l are still 0). No sums here: l
-// accumulates the row sums of P8 in the tensor core.
+// pending PV completed: O is a tensor-core accumulator) and take m'; then p into the A
+// fragments. A row's first visible page only sets m (O and l are still 0). l4 holds l: with
+// PW_WS_TC_SUM the m64n8 accumulator of the row sums of P8 (l4[0], l4[2]: rows g, g + 8, whole),
+// else this thread's FP32 partial sums in l4[0] and l4[2] (summed over the quad at the end).
 __device__ __forceinline__ void softmax_lazy(float (&d)[64], const Page& pg, int t, float rf_lo,
                                              float rf_hi, float& m_lo, float& m_hi,
-                                             float (&o)[64], float (&l8)[4],
+                                             float (&o)[64], float (&l4)[4],
                                              uint32_t (&pa)[kKSteps][4]) {
   const int vis = pg.seen();
   if (vis == 0 || (PW_WS_ABLATE & 1) != 0) {
@@ -616,7 +616,7 @@ __device__ __forceinline__ void softmax_lazy(float (&d)[64], const Page& pg, int
   if (__any_sync(0xffffffffu, rs_lo || rs_hi)) {
     wgmma_wait<0>();
     fence_acc(o);
-    fence_acc(l8);
+    fence_acc(l4);
     const float a_lo = rs_lo ? ex2(m_lo - n_lo) : 1.f, a_hi = rs_hi ? ex2(m_hi - n_hi) : 1.f;
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
@@ -625,26 +625,31 @@ __device__ __forceinline__ void softmax_lazy(float (&d)[64], const Page& pg, int
       o[4 * j + 2] *= a_hi;
       o[4 * j + 3] *= a_hi;
     }
-    l8[0] *= a_lo;
-    l8[1] *= a_lo;
-    l8[2] *= a_hi;
-    l8[3] *= a_hi;
+    l4[0] *= a_lo;
+    l4[1] *= a_lo;
+    l4[2] *= a_hi;
+    l4[3] *= a_hi;
   }
   m_lo = up_lo ? n_lo : m_lo;
   m_hi = up_hi ? n_hi : m_hi;
   SoftmaxSums st;
   st.sh_lo = static_cast<float>(kLazyShift) - m_lo;
   st.sh_hi = static_cast<float>(kLazyShift) - m_hi;
+  st.sum_lo = st.sum_hi = 0.f;
   if (vis < kPage) {
-    softmax_exps<true, 0, kKSteps, false>(d, vis, t, rf_lo, rf_hi, st, pa);
+    softmax_exps<true, 0, kKSteps, !PW_WS_TC_SUM>(d, vis, t, rf_lo, rf_hi, st, pa);
   } else {
-    softmax_exps<false, 0, kKSteps, false>(d, kPage, t, rf_lo, rf_hi, st, pa);
+    softmax_exps<false, 0, kKSteps, !PW_WS_TC_SUM>(d, kPage, t, rf_lo, rf_hi, st, pa);
+  }
+  if constexpr (!PW_WS_TC_SUM) {
+    l4[0] += st.sum_lo;
+    l4[2] += st.sum_hi;
   }
 }
 
-// O += P8 V8 and l += P8 x ones for the page at stage address st: one committed group that
-// accumulates into the running O and l.
-__device__ __forceinline__ void issue_pv_acc(float (&o)[64], float (&l8)[4],
+// O += P8 V8 (and l += P8 x ones with PW_WS_TC_SUM) for the page at stage address st: one
+// committed group that accumulates into the running O and l.
+__device__ __forceinline__ void issue_pv_acc(float (&o)[64], float (&l4)[4],
                                              const uint32_t (&pa)[kKSteps][4], uint32_t st,
                                              uint32_t ones) {
   if constexpr ((PW_WS_ABLATE & 2) == 0) {
@@ -652,8 +657,10 @@ __device__ __forceinline__ void issue_pv_acc(float (&o)[64], float (&l8)[4],
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) wgmma_m64n128k32<true>(o, pa[ks], desc + 2 * ks);
+    if constexpr (PW_WS_TC_SUM) {
 #pragma unroll
-    for (int ks = 0; ks < kKSteps; ++ks) wgmma_m64n8k32<true>(l8, pa[ks], od + 2 * ks);
+      for (int ks = 0; ks < kKSteps; ++ks) wgmma_m64n8k32<true>(l4, pa[ks], od + 2 * ks);
+    }
     wgmma_commit();
   }
 }
@@ -663,14 +670,14 @@ __device__ __forceinline__ void consume_fp8_lazy(const Args& a, uint32_t base, i
   const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
   const uint32_t q8 = base + kQTileOffset + c * kQTileBytes;
   const uint32_t ones = q8 + kOnesOffset;
-  fill_ones(ones, tid);
+  if constexpr (PW_WS_TC_SUM) fill_ones(ones, tid);
   Walker w{base, c, warp};
   for (int q_stage; w.open(1, q_stage);) {
     float rf_lo, rf_hi;
     build_q8(a, w, q_stage, q8, g, t, rf_lo, rf_hi);
     w.close_q(q_stage);
 
-    float o[64], l8[4] = {0.f, 0.f, 0.f, 0.f};
+    float o[64], l4[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
     for (int i = 0; i < 64; ++i) o[i] = 0.f;
     float m_lo = -INFINITY, m_hi = -INFINITY;  // reference maxima (log2 units) of rows g, g + 8
@@ -683,22 +690,22 @@ __device__ __forceinline__ void consume_fp8_lazy(const Args& a, uint32_t base, i
     auto finish = [&]() {  // the pending PV is done: its stage is free
       wgmma_wait<0>();
       fence_acc(o);
-      fence_acc(l8);
+      fence_acc(l4);
       w.release(cur.s());
     };
     auto step = [&](uint32_t (&p_cur)[kKSteps][4], uint32_t (&p_nxt)[kKSteps][4]) {
       __syncwarp();
       issue_qk(d, q8, w.stage(nxt.s()));
-      issue_pv_acc(o, l8, p_cur, w.stage(cur.s()), ones);
+      issue_pv_acc(o, l4, p_cur, w.stage(cur.s()), ones);
       wgmma_wait<1>();  // S of the next page is there; the PV still runs
       fence_acc(d);
-      softmax_lazy(d, nxt, t, rf_lo, rf_hi, m_lo, m_hi, o, l8, p_nxt);
+      softmax_lazy(d, nxt, t, rf_lo, rf_hi, m_lo, m_hi, o, l4, p_nxt);
       finish();
       cur = nxt;
     };
     auto last = [&](uint32_t (&p_cur)[kKSteps][4]) {
       __syncwarp();
-      issue_pv_acc(o, l8, p_cur, w.stage(cur.s()), ones);
+      issue_pv_acc(o, l4, p_cur, w.stage(cur.s()), ones);
       finish();
     };
     for (int got = w.next(cur, -1); got == Walker::kFound; got = w.next(cur, -1)) {
@@ -706,7 +713,7 @@ __device__ __forceinline__ void consume_fp8_lazy(const Args& a, uint32_t base, i
       issue_qk(d, q8, w.stage(cur.s()));
       wgmma_wait<0>();
       fence_acc(d);
-      softmax_lazy(d, cur, t, rf_lo, rf_hi, m_lo, m_hi, o, l8, pa);
+      softmax_lazy(d, cur, t, rf_lo, rf_hi, m_lo, m_hi, o, l4, pa);
       for (;;) {
         got = w.next(nxt, cur.s());
         if (got != Walker::kFound) {
@@ -726,8 +733,9 @@ __device__ __forceinline__ void consume_fp8_lazy(const Args& a, uint32_t base, i
 
     const int qid = w.my_qid(), head = w.head();
     if (qid >= 0) {  // O and l both carry the 2^6 of p; V's scale here
-      store_rows<false>(a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim,
-                        o, l8[0], l8[2], __ldg(a.v_scale + head), g, t);
+      store_rows<!PW_WS_TC_SUM>(
+          a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim, o, l4[0],
+          l4[2], __ldg(a.v_scale + head), g, t);
     }
     w.close_group();
   }

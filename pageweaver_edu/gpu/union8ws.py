@@ -4,10 +4,11 @@ A producer warpgroup streams each group (its Q, then the pages of U_G) through a
 ``slots`` 32 KiB stages; two consumer warpgroups, the paper's two CTAs of a group, read every
 stage (docs/definitions.md#warp-specialized-union8). Inputs as for the cluster kernels:
 
-* :class:`Fp8WsUnionAttention` — an :class:`~.fp8_tiles.Fp8Cache`; the arithmetic of the FP8
-  cluster kernel except for the running sums: each page's sum p comes from the tensor core as
-  the row sums of the E4M3 P it multiplies (``tc_sum=True``, the default); with
-  ``tc_sum=False`` the FP32 sums of the cluster kernel, and outputs bitwise identical to it;
+* :class:`Fp8WsUnionAttention` — an :class:`~.fp8_tiles.Fp8Cache`; the FP8 cluster kernel's
+  products and exponentials with two changes by default: O (and l, as the row sums of the
+  E4M3 P) accumulate in the tensor core across pages, and a row rescales them only when its
+  maximum grows by more than a factor 4 (``lazy``, ``tc_sum``); with both off, the cluster
+  kernel's arithmetic op for op (outputs bitwise identical to it);
 * :class:`Bf16WsUnionAttention` — BF16 ``(k, v)``, packed once into half-page tiles
   (:func:`~.bf16_tiles.bf16_half_pages`); BF16 products accumulated in FP32.
 
@@ -28,6 +29,9 @@ from .union_plan import GpuUnionPlan
 
 SLOTS = 6  # ring stages: 6 x 32 KiB + two 16 KiB Q tiles fit the 227 KiB of an H200 SM
 Q_TILE_BYTES = 4 * HEADS * DIM * 2  # one consumer's 4 queries x 16 heads x 128 dims, BF16
+#: The lazy FP8 consumer's constants (``kLazyShift``, ``kLazyTau`` in union8ws.cu): P is
+#: scaled by 2^6 and a row's reference maximum moves when a page passes it by more than 2.
+LAZY_SHIFT, LAZY_TAU = 6, 2.0
 #: Timing-only builds of the FP8 kernel (``PW_WS_ABLATE``): the step table's ablations.
 ABLATIONS = {"full": 0, "no_softmax": 1, "no_mma": 2, "ring_only": 3}
 
@@ -76,9 +80,9 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
     """The warp-specialized FP8 Union8 (g = 8) over an :class:`~.fp8_tiles.Fp8Cache`.
 
     ``slots`` is the ring depth (default 6); ``tc_sum`` takes each page's sum p from the tensor
-    core (default; False: the cluster kernel's FP32 sums, bit for bit); ``lazy`` keeps O and l
-    in the tensor core across pages and rescales a row only when its maximum grows by more than
-    a factor 4; ``ablate`` (a key of
+    core (default); ``lazy`` (default) accumulates O in the tensor core across pages and
+    rescales a row only when its maximum grows by more than a factor 4; with both False the
+    build runs the cluster kernel's arithmetic, bit for bit; ``ablate`` (a key of
     :data:`ABLATIONS`) and ``overlap=False`` (products one after the other) build the variants
     of ``benchmarks/bench_union8ws_steps.py``; the other parameters are
     :class:`~.union_attention.UnionAttention`'s.
@@ -90,7 +94,7 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
 
     def __init__(self, q, kv: Fp8Cache, causal_pos=None, lengths=None, slots: int = SLOTS,
                  scale=None, out=None, ablate: str = "full", overlap: bool = True,
-                 tc_sum: bool = True, lazy: bool = False):
+                 tc_sum: bool = True, lazy: bool = True):
         if ablate not in ABLATIONS:
             raise PageWeaverInputError(f"ablate must be one of {sorted(ABLATIONS)}, got {ablate!r}")
         super().__init__(q, kv, causal_pos, lengths, slots, scale, out)
@@ -98,10 +102,15 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
                               f"-DPW_WS_OVERLAP={int(bool(overlap))}",
                               f"-DPW_WS_TC_SUM={int(bool(tc_sum))}",
                               f"-DPW_WS_LAZY={int(bool(lazy))}")
-        if lazy and not tc_sum:
-            raise PageWeaverInputError("lazy=True accumulates l in the tensor core: it needs "
-                                       "tc_sum=True")
+        self.tc_sum, self.lazy = bool(tc_sum), bool(lazy)
         self._start_counter()
+
+    def emulation_options(self) -> dict:
+        """Keyword arguments of :func:`pageweaver_edu.replay.fp8.fp8_union_attention` that
+        emulate this build's arithmetic (the P scale, lazy rescale, which probabilities l
+        sums)."""
+        return {"p_shift": LAZY_SHIFT if self.lazy else 8,
+                "lazy_tau": LAZY_TAU if self.lazy else None, "p8_sums": self.tc_sum}
 
     def operands(self) -> tuple[int, ...]:
         """The cluster kernel's six, then the group counter and its value before this launch."""

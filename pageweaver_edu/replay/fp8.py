@@ -113,7 +113,8 @@ def quantize_q_rows(q):
 
 
 def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32, chunk, *,
-                  p_shift=P_SCALE_LOG2, q_rowscale=True, descending=False):
+                  p_shift=P_SCALE_LOG2, q_rowscale=True, descending=False, lazy_tau=None,
+                  p8_sums=False):
     """One KV head: q ``[N, 16, D]`` (float32), k8/v8 ``[pages, P, D]`` (float values)."""
     import torch
 
@@ -149,14 +150,19 @@ def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32
             valid = ((pc[:, None] * PAGE + offs) < lim[:, None]) & active[:, None]
             smax = torch.where(valid[:, None, :], s, -torch.inf).amax(dim=-1)
             act = active[:, None]
-            m_new = torch.where(act, torch.maximum(m, smax * rf[lo:hi]), m)
-            alpha = torch.where(act, torch.exp2(m - m_new), 1.0)
+            if lazy_tau is None:  # m' = max(m, page max); rescale by 2^(m - m') every page
+                m_new = torch.where(act, torch.maximum(m, smax * rf[lo:hi]), m)
+                alpha = torch.where(act, torch.exp2(m - m_new), 1.0)
+            else:  # m moves (and O, l rescale) only when the page max passes m + tau
+                up = act & (smax * rf[lo:hi] > m + lazy_tau)
+                m_new = torch.where(up, smax * rf[lo:hi], m)
+                alpha = torch.where(up & torch.isfinite(m), torch.exp2(m - m_new), 1.0)
             # fma(S, rf, shift - m'): the product is exact in float64, one rounding to FP32.
             neg = (torch.tensor(pshift, dtype=dt) - m_new).double()  # rounded like the kernel
             y = (s.double() * rf[lo:hi, :, None].double() + neg[:, :, None]).to(dt)
             p = torch.where(valid[:, None, :], torch.exp2(y), 0.0)
-            lsum = torch.where(act, lsum * alpha + p.sum(dim=-1), lsum)
             pq = to_e4m3(p).to(dt) if p_fp8 else p
+            lsum = torch.where(act, lsum * alpha + (pq if p8_sums else p).sum(dim=-1), lsum)
             opage = torch.einsum("bht,btd->bhd", pq, vf[pc])
             acc = torch.where(act[:, :, None], (acc.double() * alpha[:, :, None].double()
                                                 + opage.double()).to(dt), acc)
@@ -169,7 +175,8 @@ def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32
 
 def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale=None, *,
                         q_fp8=True, p_fp8=True, fp32=True, bf16_out=True, chunk=256,
-                        p_shift=P_SCALE_LOG2, q_rowscale=True, q_exp=0, descending=False):
+                        p_shift=P_SCALE_LOG2, q_rowscale=True, q_exp=0, descending=False,
+                        lazy_tau=None, p8_sums=False):
     """The FP8 Union8 kernel's output, emulated on the CPU.
 
     The result does not depend on the grouping or π (rows never share state).
@@ -199,6 +206,11 @@ def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale
         is unchanged).
     descending : bool
         Walk each row's pages in descending order (the kernel: ascending).
+    lazy_tau : float, optional
+        The warp-specialized kernel's lazy rescale: a row's reference maximum moves only when
+        a page's maximum passes it by more than ``lazy_tau`` (log2 units); None: every page.
+    p8_sums : bool
+        Sum the E4M3 probabilities (the tensor-core row sums) instead of the FP32 ones.
 
     Returns
     -------
@@ -232,7 +244,8 @@ def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale
         outs.append(_emulate_head(
             qh, kv.k8[:, h].cpu().float(), kv.v8[:, h].cpu().float(), float(kv.k_scale[h]),
             float(kv.v_scale[h]), rows, limit, scale_log2, q_fp8, p_fp8, fp32, chunk,
-            p_shift=p_shift, q_rowscale=q_rowscale, descending=descending))
+            p_shift=p_shift, q_rowscale=q_rowscale, descending=descending, lazy_tau=lazy_tau,
+            p8_sums=p8_sums))
     out = torch.cat(outs, dim=1)
     return out.to(torch.bfloat16) if bf16_out else out
 

@@ -179,3 +179,15 @@ def test_gpu_regroup_host_path(fake):
     assert second[5][-1] == 1  # the scratch parity alternates launch by launch
     with pytest.raises(PageWeaverInputError, match="B <= 512"):
         g.gpu_greedy_regroup(cap.topk, Grouping(128, capacity=1024))
+
+
+def test_lazy_constants_match_the_kernel():
+    """The emulation options of the lazy FP8 build use the kernel's own constants."""
+    import re
+
+    from pageweaver_edu.gpu.loader import kernel_dir
+    from pageweaver_edu.gpu.union8ws import LAZY_SHIFT, LAZY_TAU
+
+    src = (kernel_dir() / "union8ws.cu").read_text(encoding="utf-8")
+    assert int(re.search(r"kLazyShift = (\d+);", src).group(1)) == LAZY_SHIFT
+    assert float(re.search(r"kLazyTau = ([\d.]+)f;", src).group(1)) == LAZY_TAU

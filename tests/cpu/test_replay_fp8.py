@@ -136,3 +136,24 @@ def test_deterministic_and_grouping_free():
     # Padding and duplicates in a row do not change the result (a page counts once).
     t2 = np.concatenate([topk, topk[:, :, :2], -np.ones_like(topk[:, :, :1])], axis=2)
     assert torch.equal(a, fp8_union_attention(q, kv, t2, cpos, lens))
+
+
+def test_lazy_rescale_with_tau_zero_is_the_eager_step():
+    """tau = 0 moves the reference maximum on every increase: the eager online softmax."""
+    q, kk, v, topk, cpos, lens = _inputs(7, 40, 24, 8, 1, True, True)
+    kv = quantize_kv(kk, v)
+    eager = fp8_union_attention(q, kv, topk, cpos, lens, bf16_out=False)
+    assert torch.equal(eager, fp8_union_attention(q, kv, topk, cpos, lens, bf16_out=False,
+                                                  lazy_tau=0.0))
+
+
+@pytest.mark.parametrize("p8_sums", [False, True])
+def test_lazy_rescale_close_to_float64(p8_sums):
+    """The warp-specialized kernel's lazy build (P at 2^6, tau = 2) within the FP8 budget."""
+    q, kk, v, topk, cpos, lens = _inputs(8, 60, 30, 12, 1, True, True)
+    kv = quantize_kv(kk, v)
+    ref = reference_on_cache(q, kv, topk, cpos, lens)
+    eager = nrms(fp8_union_attention(q, kv, topk, cpos, lens), ref)
+    lazy = nrms(fp8_union_attention(q, kv, topk, cpos, lens, p_shift=6, lazy_tau=2.0,
+                                    p8_sums=p8_sums), ref)
+    assert lazy < 0.04 and lazy < 1.5 * eager

@@ -51,8 +51,9 @@ def _run(q, cache, topk, cpos, lens, perms=None, group=8, offsets=None, slots=2)
     return run_cpu_plan(launch, q, topk, cpos, lens, perms, group, offsets)
 
 
-def _check(out, q, cache, topk, cpos, lens, rows=None):
-    """Kernel rows ``rows`` (all by default) vs the emulation and the float64 reference."""
+def _check(out, q, cache, topk, cpos, lens, rows=None, emulation=None):
+    """Kernel rows ``rows`` (all by default) vs the emulation (with the keyword arguments
+    ``emulation`` of the kernel's build) and the float64 reference."""
     import torch
 
     assert not torch.isnan(out).any(), "some output rows were never written"
@@ -65,7 +66,7 @@ def _check(out, q, cache, topk, cpos, lens, rows=None):
     ls = None if lens is None else lens[rows]
     got = out[torch.from_numpy(rows).cuda()].float().cpu()
     ref = reference_on_cache(qs, kv, ts, cs, ls)
-    emu = fp8_union_attention(qs, kv, ts, cs, ls).float()
+    emu = fp8_union_attention(qs, kv, ts, cs, ls, **(emulation or {})).float()
     e_ref, e_emu = nrms(got, ref), nrms(got, emu)
     assert e_ref <= NRMS_MAX, f"kernel vs float64 NRMS {e_ref:.3e}"
     assert e_emu <= min(EMU_MAX, EMU_FRACTION * e_ref) or e_emu == 0, (

@@ -1,9 +1,9 @@
 """The warp-specialized FP8 Union8 (kernels/union8ws.cu) against the cluster kernel, the CPU
 emulation and float64.
 
-Built with ``tc_sum=False`` the kernel runs the cluster kernel's arithmetic op for op, so the two
-outputs must be bitwise equal on every input. The shipped build (``tc_sum=True``) takes each
-page's sum p from the tensor core; it is checked against the float64 reference on the FP8 cache
+Built with ``tc_sum=False, lazy=False`` the kernel runs the cluster kernel's arithmetic op for
+op, so the two outputs must be bitwise equal on every input. The other builds (the shipped one:
+O and l accumulated in the tensor core, lazy rescale) are checked against the float64 reference on the FP8 cache
 and the emulation (test_gpu_union8_fp8's bounds), every row written (NaN-poisoned outputs),
 empty A_i rows exactly 0, and bitwise equality of every ordering, ring depth and schedule, and
 of consecutive launches through one group counter.
@@ -28,9 +28,20 @@ from tests.helpers.gpu_cases import (
     run_gpu_plan,
 )
 
+# The builds with their own arithmetic: (tc_sum, lazy); (True, True) is the shipped one,
+# (False, False) the cluster kernel's.
+BUILDS = [(True, True), (True, False), (False, True)]
+
+
+def _emu(tc_sum=True, lazy=True) -> dict:
+    from pageweaver_edu.gpu.union8ws import LAZY_SHIFT, LAZY_TAU
+
+    return {"p_shift": LAZY_SHIFT if lazy else 8, "lazy_tau": LAZY_TAU if lazy else None,
+            "p8_sums": tc_sum}
+
 
 def _ws(q, cache, topk, cpos, lens, perms=None, offsets=None, slots=6, overlap=True,
-        tc_sum=True, lazy=False):
+        tc_sum=True, lazy=True):
     from pageweaver_edu.gpu import Fp8WsUnionAttention
 
     def launch(plan, c, ln, out):
@@ -52,15 +63,17 @@ def test_equals_cluster_kernel_on_random_inputs(n, pages, k, heads, causal, leng
     rng = np.random.default_rng(n * 11 + pages)
     topk, cpos, lens = random_case(rng, n, pages, k, heads, causal, lengths)
     q, cache = _tensors(rng, n, pages, heads)
-    assert torch.equal(_ws(q, cache, topk, cpos, lens, tc_sum=False),
-                       _run(q, cache, topk, cpos, lens)), "FP32 sums differ from union8_fp8"
+    assert torch.equal(_ws(q, cache, topk, cpos, lens, tc_sum=False, lazy=False),
+                       _run(q, cache, topk, cpos, lens)), "eager build differs from union8_fp8"
     perms = [greedy_regroup(topk[h], Grouping(64 if n >= 64 else 8)) for h in range(heads)]
     rand = [rng.permutation(n) for _ in range(heads)]
-    for lazy in (False, True):
-        ws = _ws(q, cache, topk, cpos, lens, lazy=lazy)
-        _check(ws, q, cache, topk, cpos, lens, rows=np.arange(0, n, max(1, n // 200)))
-        assert torch.equal(ws, _ws(q, cache, topk, cpos, lens, perms, lazy=lazy)), "regrouped"
-        assert torch.equal(ws, _ws(q, cache, topk, cpos, lens, rand, lazy=lazy)), "random order"
+    for tc_sum, lazy in BUILDS:
+        kw = {"tc_sum": tc_sum, "lazy": lazy}
+        ws = _ws(q, cache, topk, cpos, lens, **kw)
+        _check(ws, q, cache, topk, cpos, lens, rows=np.arange(0, n, max(1, n // 200)),
+               emulation=_emu(**kw))
+        assert torch.equal(ws, _ws(q, cache, topk, cpos, lens, perms, **kw)), f"regrouped {kw}"
+        assert torch.equal(ws, _ws(q, cache, topk, cpos, lens, rand, **kw)), f"random {kw}"
 
 
 @pytest.mark.parametrize("slots,overlap", [(2, True), (4, True), (6, False)])
@@ -105,10 +118,12 @@ def test_causal_tail_pages_and_lengths():
     rng = np.random.default_rng(3)
     topk, cpos, lens = causal_tail_case(rng, 96, 12)
     q, cache = _tensors(rng, 96, 12, 1)
-    assert torch.equal(_ws(q, cache, topk, cpos, lens, tc_sum=False),
+    assert torch.equal(_ws(q, cache, topk, cpos, lens, tc_sum=False, lazy=False),
                        _run(q, cache, topk, cpos, lens))
-    for lazy in (False, True):
-        _check(_ws(q, cache, topk, cpos, lens, lazy=lazy), q, cache, topk, cpos, lens)
+    for tc_sum, lazy in BUILDS:
+        kw = {"tc_sum": tc_sum, "lazy": lazy}
+        _check(_ws(q, cache, topk, cpos, lens, **kw), q, cache, topk, cpos, lens,
+               emulation=_emu(**kw))
 
 
 def test_empty_supports_and_empty_groups_give_zero():
@@ -118,10 +133,11 @@ def test_empty_supports_and_empty_groups_give_zero():
     topk[0, 3] = [2, 2, -1, 5]
     topk[0, 20] = [1, -1, -1, -1]
     q, cache = _tensors(rng, 27, 6, 1)
-    out = _ws(q, cache, topk, None, None)
-    got = out.float().cpu().numpy()
-    assert np.all(got[~np.isin(np.arange(27), [3, 20])] == 0)
-    _check(out, q, cache, topk, None, None)
+    for tc_sum, lazy in BUILDS:
+        out = _ws(q, cache, topk, None, None, tc_sum=tc_sum, lazy=lazy)
+        got = out.float().cpu().numpy()
+        assert np.all(got[~np.isin(np.arange(27), [3, 20])] == 0)
+        _check(out, q, cache, topk, None, None, emulation=_emu(tc_sum, lazy))
 
 
 def test_packed_requests_tail_groups():
@@ -131,10 +147,10 @@ def test_packed_requests_tail_groups():
     offsets = np.array([0, 5, 17, 30, 31])
     topk, cpos, lens = random_case(rng, 31, 16, 6, 1, True, False)
     q, cache = _tensors(rng, 31, 16, 1)
-    assert torch.equal(_ws(q, cache, topk, cpos, lens, offsets=offsets, tc_sum=False),
-                       _run(q, cache, topk, cpos, lens, offsets=offsets))
+    assert torch.equal(_ws(q, cache, topk, cpos, lens, offsets=offsets, tc_sum=False,
+                           lazy=False), _run(q, cache, topk, cpos, lens, offsets=offsets))
     out = _ws(q, cache, topk, cpos, lens, offsets=offsets)
-    _check(out, q, cache, topk, cpos, lens)
+    _check(out, q, cache, topk, cpos, lens, emulation=_emu())
     perm = greedy_regroup(topk[0], Grouping(8), request_offsets=offsets)
     assert torch.equal(out, _ws(q, cache, topk, cpos, lens, [perm], offsets=offsets))
 
@@ -150,10 +166,12 @@ def test_presets(name):
     q, cache = _tensors(rng, n, pages, 1)
     cpos, lens = cap.causal_pos, cap.lengths
     perm = greedy_regroup(cap.topk, Grouping(128), **cap.regroup_kwargs())
-    for lazy in (False, True):
-        out = _ws(q, cache, topk, cpos, lens, lazy=lazy)
-        _check(out, q, cache, topk, cpos, lens, np.sort(rng.choice(n, 128, replace=False)))
-        assert torch.equal(out, _ws(q, cache, topk, cpos, lens, [perm], lazy=lazy))
+    for tc_sum, lazy in BUILDS:
+        kw = {"tc_sum": tc_sum, "lazy": lazy}
+        out = _ws(q, cache, topk, cpos, lens, **kw)
+        _check(out, q, cache, topk, cpos, lens, np.sort(rng.choice(n, 128, replace=False)),
+               emulation=_emu(**kw))
+        assert torch.equal(out, _ws(q, cache, topk, cpos, lens, [perm], **kw))
 
 
 def test_gpu_prepared_plan():

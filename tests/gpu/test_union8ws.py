@@ -3,8 +3,9 @@ emulation and float64.
 
 Built with ``tc_sum=False, lazy=False`` the kernel runs the cluster kernel's arithmetic op for
 op, so the two outputs must be bitwise equal on every input. The other builds (the shipped one:
-O and l accumulated in the tensor core, lazy rescale) are checked against the float64 reference on the FP8 cache
-and the emulation (test_gpu_union8_fp8's bounds), every row written (NaN-poisoned outputs),
+O and l accumulated in the tensor core, lazy rescale) are checked against the float64 reference
+on the FP8 cache and their own emulation (test_gpu_union8_fp8's bounds), every row written
+(NaN-poisoned outputs),
 empty A_i rows exactly 0, and bitwise equality of every ordering, ring depth and schedule, and
 of consecutive launches through one group counter.
 """

@@ -195,3 +195,45 @@ def test_live_kernel_chapters_match_the_notebooks():
     assert live_chapters_text() == ", ".join(found[:-1]) + " and " + found[-1]
     overview = "\n".join(_source(c) for c in _cells("00_overview"))
     assert "07-08" not in overview and "07–08" not in overview
+
+
+# --- the README: chapter list first, the verification record in docs/ -----------------------
+
+
+README = ROOT / "README.md"
+
+
+def test_readme_lists_every_chapter_before_anything_else():
+    text = README.read_text(encoding="utf-8")
+    first_section = text.index("\n## ")
+    assert "make lab" in text[:first_section] and "make test" in text[:first_section]
+    assert text[first_section:].startswith("\n## The chapters\n")
+    listed = re.findall(r"^- \[(\d\d) · (.+)\]\(notebooks/(\d\d_\w+\.ipynb)\)$",
+                        text, flags=re.MULTILINE)
+    notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert [name for _, _, name in listed] == [p.name for p in notebooks]
+    for num, title, name in listed:
+        first = _source(_cells(name[:-6])[0]).splitlines()[0]
+        assert first == f"# {num} · {title}", f"README title of {name} is stale"
+
+
+def test_readme_links_the_verification_record_and_names_cuda_right():
+    text = README.read_text(encoding="utf-8")
+    assert "(docs/verification.md)" in text
+    assert (ROOT / "docs" / "verification.md").is_file()
+    assert "torch 13.0" not in text and "torch built for CUDA 13.0" in text
+    assert "Targets, as recorded" not in text  # the record lives in docs/verification.md
+
+
+def test_results_table_regenerates_the_readme_block():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("results_table", ROOT / "tools" /
+                                                  "results_table.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    text = README.read_text(encoding="utf-8")
+    block = text.split(tool.BEGIN, 1)[1].split(tool.END, 1)[0]
+    assert block.strip() == tool.tables().strip()
+    assert tool._cuda("torch 13.0; Build cuda_13.0.r13.0/compiler.1") == \
+        "torch built for CUDA 13.0, nvcc cuda_13.0.r13.0/compiler.1"

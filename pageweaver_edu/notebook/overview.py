@@ -35,7 +35,7 @@ CHAPTERS = (
     ("13", "Your own capture: the series' measures on your file, widgets, the HTML report",
      "CPU + live H200 cell (the regroup on your capture)", ("regroup.cu",)),
 )
-#: (title, what it is, where it runs) per stage of the data flow; short lines fit a box.
+#: (title, what it is, where it runs) per step of the data flow; short lines fit a box.
 STAGES = (
     ("Top-K ids", "topk [N, K] int<br>S<sub>i</sub> per query", "input: selector unchanged"),
     ("greedy regroup", "windows of W<br>queries, groups<br>of g = 8", "CPU ref · H200 kernel"),

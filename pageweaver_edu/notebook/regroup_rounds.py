@@ -104,9 +104,9 @@ def _cell(state: int, count: int | None = None) -> tuple[int, str]:
     return (state if count else _EMPTY), (f"{_MARK[state]}{count}" if count else "")
 
 
-def _round_state(steps: GreedySteps, k: int) -> dict:
-    """Columns, cell states and texts, bars and labels of round k."""
-    rnd = steps.trace.rounds[k]
+def _round_state(steps: GreedySteps, step: int) -> dict:
+    """Columns, cell states and texts, bars and labels of round ``step`` (0-based)."""
+    rnd = steps.trace.rounds[step]
     start, end = (int(x) for x in steps.windows[rnd.window])
     queries = list(range(start, end))
     every = sorted(set().union(*(steps.sets[i] for i in queries)))
@@ -127,14 +127,14 @@ def _round_state(steps: GreedySteps, k: int) -> dict:
     z = np.array([[c[0] for c in row] for row in rows], dtype=np.int64)
     text = np.array([[c[1] for c in row] for row in rows], dtype=object)
     positions = member_positions(steps)
-    placed = {r.choice: (r.group, positions[n]) for n, r in enumerate(steps.trace.rounds[:k])
+    placed = {r.choice: (r.group, positions[n]) for n, r in enumerate(steps.trace.rounds[:step])
               if r.window == rnd.window}
     status, cost_x = [], []
     for i in queries:
         cost = rnd.costs.get(i)
         if i == rnd.choice:
             what = "seed = min(R)" if rnd.is_seed else f"δ = {cost} ← pick"
-            status.append(f"{what} → r = {positions[k]}")
+            status.append(f"{what} → r = {positions[step]}")
         elif i in placed:
             grp, r = placed[i]
             status.append(f"in G, r = {r}" if grp == rnd.group else f"group {grp}, r = {r}")
@@ -148,7 +148,7 @@ def _round_state(steps: GreedySteps, k: int) -> dict:
             "hidden": len(every) - len(pages)}
 
 
-def round_view_figure(steps: GreedySteps, k: int = 0) -> go.FigureWidget:
+def round_view_figure(steps: GreedySteps, step: int = 0) -> go.FigureWidget:
     """Membership table of the round's window (left) and candidate costs δ(j) (right)."""
     fig = go.FigureWidget(make_subplots(rows=1, cols=2, column_widths=[0.62, 0.38],
                                         shared_yaxes=True, horizontal_spacing=0.03))
@@ -165,13 +165,13 @@ def round_view_figure(steps: GreedySteps, k: int = 0) -> go.FigureWidget:
     fig.update_xaxes(type="category", side="bottom", row=1, col=1)
     fig.update_xaxes(title_text="δ(j) = |S<sub>j</sub> \\ U| (pages)", row=1, col=2)
     fig.update_yaxes(title_text="", row=1, col=2)
-    update_round_view(fig, steps, k)
+    update_round_view(fig, steps, step)
     return fig
 
 
-def update_round_view(fig: go.FigureWidget, steps: GreedySteps, k: int) -> None:
-    """Redraw ``fig`` (from :func:`round_view_figure`) for round ``k`` of ``steps``."""
-    s = _round_state(steps, int(k))
+def update_round_view(fig: go.FigureWidget, steps: GreedySteps, step: int) -> None:
+    """Redraw ``fig`` (from :func:`round_view_figure`) for round ``step`` (0-based)."""
+    s = _round_state(steps, int(step))
     rnd, n_rounds = s["round"], len(steps.trace.rounds)
     y = s["labels"]
     queries_y = y[2:]
@@ -183,7 +183,7 @@ def update_round_view(fig: go.FigureWidget, steps: GreedySteps, k: int) -> None:
     else:
         head = f"pick {q}"
         why = f"{q} = argmin (δ(j), j), δ = {rnd.costs[rnd.choice]}: U ← U ∪ S<sub>{q}</sub>"
-    title = f"Round {int(k) + 1}/{n_rounds} · window {rnd.window}, group {rnd.group}: {head}"
+    title = f"Round {int(step) + 1}/{n_rounds} · window {rnd.window}, group {rnd.group}: {head}"
     sub = (f"{why}<br>U after the pick = {_fmt_set(rnd.union_after, 16)} "
            f"(|U| = {len(rnd.union_after)})")
     x_title = "page p (+ new to U, ● in U)"
@@ -218,9 +218,9 @@ def trace_table(steps: GreedySteps) -> str:
     head = (f"{'round':>5} {'win':>3} {'grp':>3}  {'U before':<18} {cost_head:<30} "
             f"{'choice':<9} U after")
     lines = [head, "-" * len(head)]
-    for k, r in enumerate(steps.trace.rounds, start=1):
+    for number, r in enumerate(steps.trace.rounds, start=1):
         costs = " ".join(f"q{j}:{c}" for j, c in r.costs.items()) or "—"
         choice = f"seed q{r.choice}" if r.is_seed else f"q{r.choice} ({r.costs[r.choice]})"
-        lines.append(f"{k:>5} {r.window:>3} {r.group:>3}  {_fmt_set(r.union_before):<18} "
+        lines.append(f"{number:>5} {r.window:>3} {r.group:>3}  {_fmt_set(r.union_before):<18} "
                      f"{costs:<30} {choice:<9} {_fmt_set(r.union_after)}")
     return "\n".join(lines)

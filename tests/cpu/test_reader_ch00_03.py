@@ -157,6 +157,7 @@ def test_chapter_has_a_checked_exercise_cell(chapter):
 WRONG_WORDS = {
     "execution slot": "a member position r (docs/notation.md)",
     "four-slot": "four member positions",
+    "logits": "scores Z",
 }
 
 
@@ -195,6 +196,9 @@ def test_live_kernel_chapters_match_the_notebooks():
     assert live_chapters_text() == ", ".join(found[:-1]) + " and " + found[-1]
     overview = "\n".join(_source(c) for c in _cells("00_overview"))
     assert "07-08" not in overview and "07–08" not in overview
+    words = " ".join(live_chapters_text().split())
+    assert words in " ".join(overview.split())              # the takeaway names them
+    assert words in " ".join(README.read_text(encoding="utf-8").split())
 
 
 # --- the README: chapter list first, the verification record in docs/ -----------------------

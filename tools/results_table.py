@@ -23,8 +23,23 @@ KERNELS = [("gpu_regroup_w64", "19.3", 10.0), ("gpu_regroup_w128", "34.6", 17.0)
            ("gpu_union_prepare", "–", 15.0)]
 
 
+def _cuda(field: str) -> str:
+    """A record's ``cuda`` field, ``"torch <torch.version.cuda>; <nvcc's last line>"``, in
+    words: the 13.0 after "torch" is the CUDA version torch was built for, not torch's own."""
+    parts = [x.strip() for x in field.split(";")]
+    words = []
+    if parts and parts[0].startswith("torch "):
+        words.append(f"torch built for CUDA {parts[0][6:]}")
+    elif parts and parts[0]:
+        words.append(parts[0])
+    for extra in parts[1:]:
+        words.append("nvcc " + extra.removeprefix("Build ") if extra.startswith("Build ")
+                     else extra)
+    return ", ".join(words)
+
+
 def _stamp(rec: dict) -> str:
-    return (f"{rec['device']}, {rec['date']}, driver {rec['driver']}, {rec['cuda']}, "
+    return (f"{rec['device']}, {rec['date']}, driver {rec['driver']}, {_cuda(rec['cuda'])}, "
             f"commit `{rec['commit']}`")
 
 

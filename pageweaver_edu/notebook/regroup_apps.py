@@ -26,7 +26,7 @@ MAX_QUERIES = 2048
 def _box(fig, controls: dict, rows, status):
     import ipywidgets as w
 
-    box = w.VBox([w.HBox([controls[k] for k in row]) for row in rows] + [status, fig])
+    box = w.VBox([w.HBox([controls[name] for name in row]) for row in rows] + [status, fig])
     box.fig, box.controls, box.status = fig, controls, status
     return box
 
@@ -39,7 +39,7 @@ def round_stepper_app(examples: dict[str, GreedySteps]):
     fig = round_view_figure(first, 0)
     c = {"example": w.Dropdown(options=list(examples), description="example",
                                layout=w.Layout(width="420px")),
-         "k": w.IntSlider(0, 0, len(first.trace.rounds) - 1, description="round (0-based)",
+         "round": w.IntSlider(0, 0, len(first.trace.rounds) - 1, description="round (0-based)",
                           style={"description_width": "initial"},
                           layout=w.Layout(width="360px")),
          "prev": w.Button(description="◀ previous"), "next": w.Button(description="next ▶")}
@@ -47,21 +47,22 @@ def round_stepper_app(examples: dict[str, GreedySteps]):
 
     def draw(_=None):
         steps = examples[c["example"].value]
-        update_round_view(fig, steps, c["k"].value)
+        update_round_view(fig, steps, c["round"].value)
         status.value = f"π = {steps.perm.tolist()[:24]}{' …' if len(steps.perm) > 24 else ''}"
 
     def new_example(_=None):
-        c["k"].max = len(examples[c["example"].value].trace.rounds) - 1
-        if c["k"].value == 0:
+        c["round"].max = len(examples[c["example"].value].trace.rounds) - 1
+        if c["round"].value == 0:
             draw()
-        c["k"].value = 0
+        c["round"].value = 0
 
     c["example"].observe(new_example, names="value")
-    c["k"].observe(draw, names="value")
-    c["prev"].on_click(lambda _: setattr(c["k"], "value", max(0, c["k"].value - 1)))
-    c["next"].on_click(lambda _: setattr(c["k"], "value", min(c["k"].max, c["k"].value + 1)))
+    c["round"].observe(draw, names="value")
+    step = c["round"]
+    c["prev"].on_click(lambda _: setattr(step, "value", max(0, step.value - 1)))
+    c["next"].on_click(lambda _: setattr(step, "value", min(step.max, step.value + 1)))
     draw()
-    return _box(widget_ready(fig), c, [("example",), ("prev", "k", "next")], status)
+    return _box(widget_ready(fig), c, [("example",), ("prev", "round", "next")], status)
 
 
 def _capture_kwargs(cap, n: int) -> dict:

@@ -1,12 +1,14 @@
 """Chapter 03's special cases and the W sweep: boundaries, the capacity fallback, W = g…512.
 
-* :func:`boundary_figure` — requests, chunks, windows and groups as bands over the execution
-  slots, with one row of π per variant; slots of a group that mixes two (request, chunk)
-  spans are marked ``✗``.
+* :func:`boundary_figure` — requests, chunks, windows and groups as bands over the positions
+  of π, with one row of π per variant; the members of a group that mixes two (request,
+  chunk) spans are marked ``✗``.
 * :func:`crossing_groups` — the groups of a π whose members come from more than one span.
 * :func:`fallback_report` — per window: regrouped, or kept in identity order and why.
 * :func:`window_curve` — union visits of the greedy regroup for W = g, 2g, …
   (:func:`doubling_windows`), with one bitmap encoding for every W.
+* :data:`DELTA`, :data:`GREEDY_PICK` — the chapter's self-checking exercises: the cost
+  δ(j) = |S_j \\ U| and one greedy round with its tie-break (smallest id).
 
 See arXiv:2610.11201, §4.1 (request- and chunk-local windows, capacity fallback).
 """
@@ -21,6 +23,7 @@ from ..core.inputs import as_positions, as_request_offsets, positive_int
 from ..core.union_metrics import union_stats
 from ..core.windows import WindowTable, chunk_table, group_table, split_spans, window_table
 from ..regroup.bitmap import regroup_table, window_bitmaps
+from .exercises import Exercise
 from .style import style
 
 
@@ -30,7 +33,7 @@ def _span_of(ids: np.ndarray, spans: np.ndarray) -> np.ndarray:
 
 
 def crossing_groups(perm, spans, group: int, request_offsets=None) -> list[list[int]]:
-    """Groups (lists of original ids, slot order) whose members lie in more than one span.
+    """Groups (lists of original ids, in π order) whose members lie in more than one span.
 
     Parameters
     ----------
@@ -38,7 +41,7 @@ def crossing_groups(perm, spans, group: int, request_offsets=None) -> list[list[
     spans : array_like of int, shape [S, 2]
         ``[start, end)`` ranges of original ids, e.g. requests, chunks or windows.
     group : int
-        g; groups are request-local blocks of g slots.
+        g; groups are request-local blocks of g positions of π.
     request_offsets : array_like of int, optional
         Offsets that define the group blocks (default: one request).
     """
@@ -55,12 +58,12 @@ def crossing_groups(perm, spans, group: int, request_offsets=None) -> list[list[
 
 def boundary_figure(perms: dict, grouping: Grouping, request_offsets=None,
                     title: str = "") -> go.Figure:
-    """Bands of requests, chunks, windows and groups over the slots, and rows of π.
+    """Bands of requests, chunks, windows and groups over the positions of π, and rows of π.
 
     Parameters
     ----------
     perms : dict of str to array_like
-        Row label → π; a slot whose group mixes two (request, chunk) spans reads ``q7✗``.
+        Row label → π; a member of a group that mixes two (request, chunk) spans reads ``q7✗``.
     grouping : Grouping
         W, g and the chunk size of the bands.
     request_offsets : array_like of int, shape [R + 1], optional
@@ -86,7 +89,7 @@ def boundary_figure(perms: dict, grouping: Grouping, request_offsets=None,
             marker=dict(color=["#e0e0e0", "#bababa"] * (len(spans) // 2 + 1),
                         pattern_shape=["", "/"] * (len(spans) // 2 + 1),
                         line=dict(color="black", width=1.5)),
-            hovertemplate=label + " %{text}: slots %{base}–%{x}<extra></extra>"))
+            hovertemplate=label + " %{text}: positions %{base}–%{x}<extra></extra>"))
     req_chunk = chunks  # (request, chunk) spans in id space
     for label, perm in perms.items():
         perm = np.asarray(perm, dtype=np.int64)
@@ -100,7 +103,8 @@ def boundary_figure(perms: dict, grouping: Grouping, request_offsets=None,
             text=[f"q{q}✗" if b else f"q{q}" for q, b in zip(perm, bad, strict=True)],
             textfont=dict(size=12)))
     style(fig, title or "Where regrouping may move a query (✗ = group mixes two chunks or "
-          "requests)", "execution slot r", "spans · π (query per slot)",
+          "requests)", "position in π (a group is a block of g positions)",
+          "spans · π (query per position)",
           height=110 + 42 * (4 + len(perms)), legend_rows=0)
     fig.update_layout(barmode="overlay", bargap=0.25)
     fig.update_yaxes(type="category", autorange="reversed",
@@ -176,3 +180,72 @@ def window_curve(table: WindowTable, windows=None) -> dict:
     original = union_stats(rows, None, offsets, group)
     return {"windows": windows, "visits": visits, "original": original.union_visits,
             "edges": original.edges}
+
+
+# --- exercises: δ(j) and one greedy round ----------------------------------------------------
+
+
+def _valid(row) -> set[int]:
+    return {int(p) for p in row if p >= 0}
+
+
+def _delta_reference(row, union) -> int:
+    return len(_valid(row) - {int(p) for p in union})
+
+
+def _pick_reference(topk, remaining, union) -> int:
+    return min(remaining, key=lambda j: (_delta_reference(topk[j], union), j))
+
+
+def _row(rng: np.random.Generator, k: int, pages: int) -> list[int]:
+    row = rng.integers(-1, pages, size=k)  # -1 is padding
+    if k > 1 and rng.random() < 0.4:
+        row[-1] = row[0]  # a repeated id
+    return [int(p) for p in row]
+
+
+def _delta_cases(rng: np.random.Generator):
+    """Cases ``(row, union)``: padding, repeats, an empty row, an empty or covering union."""
+    yield ([3, 4], {1, 2, 3}), {}          # q3 of the g = 3 example in round 3: δ = 1
+    yield ([-1, -1, -1], {1, 2}), {}       # empty support: δ = 0
+    yield ([5, 5, -1, 5], set()), {}       # repeats against an empty union: δ = 1
+    yield ([8, 9, 10], {8, 9, 10, 11}), {}  # covered: δ = 0
+    for _ in range(40):
+        union = {int(p) for p in rng.integers(0, 10, size=int(rng.integers(0, 8)))}
+        yield (_row(rng, int(rng.integers(1, 7)), 10), union), {}
+
+
+def _pick_cases(rng: np.random.Generator):
+    """Cases ``(topk, remaining, union)``; R is shuffled and ties are frequent."""
+    g3 = [[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]]
+    yield (g3, [1, 3, 4, 5], {1, 2, 3}), {}   # round 3 of the g = 3 example: q3
+    yield (g3, [5, 4], {8, 9}), {}             # round 5, R listed backwards: tie → q4
+    yield ([[1, 2], [-1, -1], [7, 8]], [2, 1], {1}), {}  # an empty support costs 0
+    for _ in range(40):
+        n = int(rng.integers(2, 9))
+        topk = [_row(rng, 3, 6) for _ in range(n)]
+        if rng.random() < 0.5:  # two candidates with the same pages: a certain tie
+            a, b = (int(x) for x in rng.choice(n, size=2, replace=False))
+            topk[max(a, b)] = list(topk[min(a, b)])
+        remaining = [int(j) for j in rng.permutation(n)[:int(rng.integers(1, n + 1))]]
+        union = {int(p) for p in rng.integers(0, 6, size=int(rng.integers(0, 5)))}
+        yield (topk, remaining, union), {}
+
+
+#: Chapter 03: the cost δ(j) = |S_j \ U| of one candidate.
+DELTA = Exercise(
+    "delta(j)",
+    "Write delta(row, union): the number of distinct valid pages of the Top-K row "
+    "(ids < 0 are padding) that are not in the union.",
+    _delta_reference,
+    _delta_cases,
+)
+
+#: Chapter 03: one greedy round (Algorithm 1, step 2) with its tie-break.
+GREEDY_PICK = Exercise(
+    "greedy pick",
+    "Write greedy_pick(topk, remaining, union): the candidate j in remaining (a list, in "
+    "any order) with the smallest delta, ties to the smallest id.",
+    _pick_reference,
+    _pick_cases,
+)

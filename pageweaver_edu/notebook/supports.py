@@ -1,4 +1,5 @@
-"""Figures and widgets of chapters 01–02 (00's map and data flow: :mod:`.overview`).
+"""Figures and widgets of chapters 01–02 (00's map and data flow: :mod:`.overview`; the
+chapters' self-checking exercises: :mod:`.support_exercises`).
 Every widget is a ``go.FigureWidget`` redrawn by a plain ``update_*`` function inside
 ``fig.batch_update()``, so notebook callbacks, tests and a latency benchmark run the same
 vectorized code without a browser. Definitions follow arXiv:2610.11201 (eq. 1–4).
@@ -154,7 +155,7 @@ def mask_figure(widget: bool = True):
 
 
 def update_group_mask(fig, sets, heads: int = 16, names=None, prefix: str = "") -> dict:
-    """Redraw the mask M_{i,p} of a group (``sets``: page ids per slot, ``< 0`` ignored);
+    """Redraw the mask M_{i,p} of a group (``sets``: page ids per member, ``< 0`` ignored);
     cells show 1 / · up to 30 pages, wider unions only their shading (text would not fit).
 
     Returns
@@ -237,7 +238,7 @@ def update_preset_profile(fig, mask_fig, topk, n: int, group: int, selected: int
                   f" = {s.rho:.3f}, C4 = {s.c4:,}, useful {prof['useful_total']:.3f}")
     ids = np.arange(sel * group, min((sel + 1) * group, n))
     info = update_group_mask(mask_fig, top[ids], prefix=f"group {sel}: ",
-                             names=[f"slot {r}: q{i}" for r, i in enumerate(ids)])
+                             names=[f"r = {r}: q{i}" for r, i in enumerate(ids)])
     return {**prof, "mask": info}
 
 

@@ -28,6 +28,12 @@ from pageweaver_edu.notebook.regroup_cases import (
     fallback_report,
     window_curve,
 )
+from pageweaver_edu.notebook.regroup_rounds import (
+    MAX_COLUMNS,
+    OTHER_IN_U,
+    OTHER_NEW,
+    member_positions,
+)
 from pageweaver_edu.notebook.style import subtitle_text
 from pageweaver_edu.regroup.bitmap import greedy_regroup
 from pageweaver_edu.regroup.sets import greedy_regroup_sets
@@ -48,22 +54,53 @@ def test_trace_table_g3():
 # --- widget callbacks ------------------------------------------------------------------------
 
 
+def _plus_count(text_row, columns) -> int:
+    """``+`` cells of a row plus its ``other +`` count (the pages not drawn)."""
+    count = sum(t == "+" for t, c in zip(text_row, columns, strict=True) if c != OTHER_NEW)
+    folded = [t for t, c in zip(text_row, columns, strict=True) if c == OTHER_NEW]
+    return count + sum(int(t[1:]) for t in folded if t)
+
+
+def _check_round_view(steps, fig, k):
+    rnd = steps.trace.rounds[k]
+    heat, bars, status = fig.data
+    text, columns = np.asarray(heat.text), list(heat.x)
+    assert list(heat.y[:2]) == ["U before pick", "U after pick"]
+    for row, label in enumerate(heat.y[2:], start=2):
+        q = int(label[1:])
+        if q in rnd.costs:  # the "+" cells of a candidate, drawn or counted, are its δ(j)
+            assert _plus_count(text[row], columns) == rnd.costs[q]
+    u_after = sum(t == "U" for t in text[1]) + sum(int(t[1:]) for t, c in
+                                                   zip(text[1], columns, strict=True)
+                                                   if c == OTHER_IN_U and t)
+    assert u_after == len(rnd.union_after)
+    assert f"q{rnd.choice}" in fig.layout.title.text
+    assert any("r = " in s and ("pick" in s or "seed" in s) for s in status.text)
+    assert sum(x is not None for x in bars.x) == len(rnd.costs)
+    return columns
+
+
 def test_round_view_plus_marks_equal_costs():
     steps = greedy_steps(G3_EXAMPLE, Grouping(6, 3))
     fig = round_view_figure(steps)
+    for k in range(len(steps.trace.rounds)):
+        update_round_view(fig, steps, k)
+        assert _check_round_view(steps, fig, k) == ["1", "2", "3", "4", "8", "9", "10"]
+
+
+def test_round_view_of_a_wide_window_draws_the_round_pages_and_counts_the_rest():
+    steps = greedy_steps(make_preset("cap64k").topk[:32], Grouping(16))
+    fig = round_view_figure(steps)
+    positions = member_positions(steps)
     for k, rnd in enumerate(steps.trace.rounds):
         update_round_view(fig, steps, k)
-        heat, bars, status = fig.data
-        text = np.asarray(heat.text)
-        assert list(heat.y[:2]) == ["U before pick", "U after pick"]
-        for row, label in enumerate(heat.y[2:], start=2):
-            q = int(label[1:])
-            if q in rnd.costs:  # the "+" cells of a candidate are exactly its cost
-                assert (text[row] == "+").sum() == rnd.costs[q]
-        assert (text[1] == "U").sum() == len(rnd.union_after)
-        assert f"q{rnd.choice}" in fig.layout.title.text
-        assert any("slot" in s and ("pick" in s or "seed" in s) for s in status.text)
-        assert sum(x is not None for x in bars.x) == len(rnd.costs)
+        columns = _check_round_view(steps, fig, k)
+        assert len(columns) <= MAX_COLUMNS
+        assert columns[:-2] == [str(p) for p in sorted(steps.sets[rnd.choice])]
+        assert columns[-2:] == [OTHER_NEW, OTHER_IN_U]
+        assert "other pages" in fig.layout.xaxis.title.text
+        assert f"r = {positions[k]}" in " ".join(fig.data[2].text)
+    assert positions[:8] == list(range(8)) and positions[8] == 0
 
 
 def test_round_view_follows_windows_of_a_preset():

@@ -154,7 +154,7 @@ def test_preset_profile_app_updates_in_place():
     assert app.figs[0] is fig and len(fig.data[1].x) == 128 and app.controls["G"].max == 127
     app.controls["G"].value = 100
     assert mask_fig.layout.title.text.startswith("group 100: ")
-    assert list(mask_fig.data[0].y) == ["slot 0: q200 |S|=8", "slot 1: q201 |S|=8"]
+    assert list(mask_fig.data[0].y) == ["r = 0: q200 |S|=8", "r = 1: q201 |S|=8"]
     app.controls["n"].value = 64  # G is clamped to the last group of the shorter range
     assert app.controls["G"].value == 31 and len(fig.data[1].x) == 32
     assert mask_fig.layout.title.text.startswith("group 31: ")

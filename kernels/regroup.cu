@@ -14,7 +14,7 @@
 // in a shared row (for the broadcast of S_j*). Each candidate keeps delta_j = |S_j \ U_G|:
 //   key_j = delta_j << 8 | j   (lexicographic (delta, id); ids < 256)
 //   warp winner: one redux.sync min; CTA winner: each warp's lane 0 writes its key to a
-//   double-buffered shared slot, ONE __syncthreads, every thread takes the min of the slots;
+//   double-buffered shared word, ONE __syncthreads, every thread takes the min of the words;
 //   update: fresh = S_j* & ~U_G; U_G |= S_j*; delta_j -= Σ_w popcount(bits_j[w] & fresh[w]).
 // A round is 16 popcounts per thread (the POPC pipe runs at 1/8 of the warp rate) plus the
 // chain redux → bar.sync → shared loads → update.
@@ -202,8 +202,8 @@ __device__ __forceinline__ void load_row(const uint32_t* sm_bits, int id, uint32
 
 // region: winner-pick
 // CTA-wide min of a (delta << 8 | id) key: redux.sync inside each warp, then (with several
-// warps) one shared slot per warp, ONE __syncthreads, and every thread reads all slots.
-// Slots are double-buffered by `parity`, so round r+1's barrier protects round r's reads.
+// warps) one shared word per warp, ONE __syncthreads, and every thread reads all words.
+// The words are double-buffered by `parity`, so round r+1's barrier protects round r's reads.
 template <int NT>
 __device__ __forceinline__ unsigned cta_min(unsigned key, unsigned* sm_key, int& parity) {
   constexpr int NWARP = NT / 32;

@@ -48,8 +48,8 @@ def test_chapter_shows_kernel_code_and_a_checked_exercise(chapter):
     checks = [c for c in code if ".check(" in c and "NotImplementedError" in c]
     assert checks, f"{chapter} has no exercise cell"
     assert all(c.startswith("# NBVAL_CHECK_OUTPUT") for c in checks)
-    text = "".join(o.get("text", "") for c in cells if c["cell_type"] == "code"
-                   for o in c.get("outputs", []) if "".join(c["source"]) in checks)
+    text = "".join("".join(o.get("text", "")) for c in cells if c["cell_type"] == "code"
+                   and "".join(c["source"]) in checks for o in c.get("outputs", []))
     assert "not written yet" in text, f"{chapter}: the saved exercise output is missing"
 
 

@@ -39,7 +39,7 @@ def slot_map_view(plan: UnionPlan, g: int, first: int = 0, width: int | None = N
     ids = plan.perm[base:base + size].astype(int)
     all_pages, all_masks = plan.group_pages(g)
     n = len(all_pages)
-    first = max(0, min(int(first), max(n - 1, 0)))
+    first = max(0, min(int(first), n - 1 if width is None else n - int(width)))  # full views
     last = n if width is None else min(n, first + int(width))
     pages, masks = all_pages[first:last], all_masks[first:last]
     bits = ((masks[None, :] >> np.arange(size)[:, None]) & 1).astype(float)

@@ -154,6 +154,8 @@ def test_slot_map_pages_a_long_union():
     computes = plan.cta_any[plan.page_offsets[g]:plan.page_offsets[g + 1]].sum(axis=0)
     assert f"CTA0 computes {computes[0]}, CTA1 {computes[1]}" in v["subtitle"]
     assert len(slot_map_figure(plan, g).data[2].x) == 24
+    tail = slot_map_view(plan, g, first=10_000, width=24)  # past the end: the last 24 pages
+    assert tail["pages"].tolist() == plan.group_pages(g)[0][-24:].tolist()
 
 
 def test_explorer_pages_the_timeline():

@@ -46,11 +46,14 @@ __device__ __forceinline__ uint64_t global_ns() {
 __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
 }
+// region: arm-expect-tx
 __device__ __forceinline__ void mbar_arm(uint32_t bar, uint32_t bytes) {  // arrive + expect_tx
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
                : "memory");
 }
+// endregion: arm-expect-tx
 
+// region: wait-parity
 // Unbounded wait for the phase of parity `parity` to complete (a spin loop inside the PTX).
 __device__ __forceinline__ void mbar_wait_spin(uint32_t bar, uint32_t parity) {
   asm volatile(
@@ -61,6 +64,7 @@ __device__ __forceinline__ void mbar_wait_spin(uint32_t bar, uint32_t parity) {
       "r"(parity)
       : "memory");
 }
+// endregion: wait-parity
 
 // One probe of phase `parity`: OP is try_wait (potentially suspending) or test_wait
 // (non-blocking); true when the phase has completed.
@@ -99,6 +103,7 @@ __device__ __forceinline__ void mbar_wait_bounded(uint32_t bar, uint32_t parity)
   }
 }
 
+// region: release
 // Event ②: release my reading of a slot to the barrier in CTA 0 (the producer's CTA). Every
 // thread calls it (init_barriers counts one arrival per thread).
 template <int kCtas>
@@ -113,6 +118,7 @@ __device__ __forceinline__ void mbar_release(uint32_t bar_local) {
                  : "memory");
   }
 }
+// endregion: release
 
 // One bulk copy global -> the same slot offset of every CTA of the cluster (multicast when
 // kCtas > 1); the bytes complete event ① `bar` of every destination CTA.
@@ -132,6 +138,7 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_
   }
 }
 
+// region: init-barriers
 // Protocol start (thread 0 only): full[s] (event ①: thread 0's arm + the tx bytes) and
 // empty[s] (event ②: one arrival per thread of each of the kCtas CTAs, see mbar_release) at
 // full0 + 8s / empty0 + 8s, made visible to the cluster. The kernel then arms event ① for its
@@ -146,6 +153,7 @@ __device__ __forceinline__ void init_barriers(uint32_t full0, uint32_t empty0) {
   }
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
+// endregion: init-barriers
 
 // Barrier of the CTA (Union4) or of the whole cluster (Union8).
 template <int kCtas>

@@ -5,8 +5,8 @@
 // rule is the CPU reference's, bit for bit:
 //   R = unassigned local ids; repeat: seed = min(R), G = [seed], U_G = S_seed;
 //   while |G| < g and R non-empty: j* = argmin_{j in R} (|S_j \ U_G|, j); U_G |= S_j*.
-// The output is π only: execution slot r runs original query π[r]. Q is never touched.
-// A window is W dependent rounds (one per slot), so its time is a fixed part (loads, build,
+// The output is π only: position r runs original query π[r]. Q is never touched.
+// A window is W dependent rounds (one per position), so its time is a fixed part (loads, build,
 // epilogue) plus W x the latency of one round: the two families below attack that round.
 //
 // Family "bits" (the paper's GPU form, any K; kernels regroup_bits_t<W>): one thread per
@@ -14,7 +14,7 @@
 // in a shared row (for the broadcast of S_j*). Each candidate keeps delta_j = |S_j \ U_G|:
 //   key_j = delta_j << 8 | j   (lexicographic (delta, id); ids < 256)
 //   warp winner: one redux.sync min; CTA winner: each warp's lane 0 writes its key to a
-//   double-buffered shared slot, ONE __syncthreads, every thread takes the min of the slots;
+//   double-buffered shared word, ONE __syncthreads, every thread takes the min of the words;
 //   update: fresh = S_j* & ~U_G; U_G |= S_j*; delta_j -= Σ_w popcount(bits_j[w] & fresh[w]).
 // A round is 16 popcounts per thread (the POPC pipe runs at 1/8 of the warp rate) plus the
 // chain redux → bar.sync → shared loads → update.
@@ -200,9 +200,10 @@ __device__ __forceinline__ void load_row(const uint32_t* sm_bits, int id, uint32
   }
 }
 
+// region: winner-pick
 // CTA-wide min of a (delta << 8 | id) key: redux.sync inside each warp, then (with several
-// warps) one shared slot per warp, ONE __syncthreads, and every thread reads all slots.
-// Slots are double-buffered by `parity`, so round r+1's barrier protects round r's reads.
+// warps) one shared word per warp, ONE __syncthreads, and every thread reads all words.
+// The words are double-buffered by `parity`, so round r+1's barrier protects round r's reads.
 template <int NT>
 __device__ __forceinline__ unsigned cta_min(unsigned key, unsigned* sm_key, int& parity) {
   constexpr int NWARP = NT / 32;
@@ -226,6 +227,7 @@ __device__ __forceinline__ unsigned cta_min(unsigned key, unsigned* sm_key, int&
   }
   return key;
 }
+// endregion: winner-pick
 
 // The greedy of one window (size <= NT), one thread per query; thread 0 writes the local π.
 // Every candidate keeps S_j and delta_j = |S_j \ U_G| in registers; the seed is min(R), which
@@ -243,6 +245,7 @@ __device__ __forceinline__ void greedy_bits(const Args& a, int* sm_perm, int siz
   init_remaining(R, size);
   uint32_t U[kBitmapWords];  // U_G, identical in every thread
   int slot = 0, parity = 0;
+  // region: greedy-round
   while (slot < size) {
     const int seed = lowest_bit(R);
     clear_bit(R, seed);
@@ -273,6 +276,7 @@ __device__ __forceinline__ void greedy_bits(const Args& a, int* sm_perm, int siz
       }
     }
   }
+  // endregion: greedy-round
 }
 
 // ---- Family "pairs" (K <= 16, W <= 128): see the file comment.

@@ -2,21 +2,21 @@
 // docs/definitions.md#slot-protocol; arXiv:2610.11201, §4.2 and Figure 3). BF16 teaching
 // version: mma.sync m16n8k16, FP32 state.
 //
-// Work split. One group G = g execution slots; slot r runs original query π[base + r].
-//   Union8: a cluster of two 128-thread CTAs (__cluster_dims__(2,1,1)); CTA0 owns slots 0-3,
-//           CTA1 slots 4-7. Union4: one CTA owns slots 0-3 (the group-size control).
-//   Inside a CTA, warp w owns slot w: its query's 16 local Q heads are the warp's 16 MMA rows,
+// Work split. One group G = g member positions; position r runs original query π[base + r].
+//   Union8: a cluster of two 128-thread CTAs (__cluster_dims__(2,1,1)); CTA0 owns positions 0-3,
+//           CTA1 positions 4-7. Union4: one CTA owns positions 0-3 (the group-size control).
+//   Inside a CTA, warp w owns member position w: its query's 16 local Q heads are the warp's 16 MMA rows,
 //   so a CTA holds 4 queries x 16 heads = 64 rows (one M64 tile), and the membership, causal
 //   and length masks are uniform across a warp.
 //   The cluster walks U_G (ascending page ids, `pages[page_offsets[G] ..]`) in order. For each
-//   page p, every warp whose query selects p (bit r of the membership byte, r = slot) and
+//   page p, every warp whose query selects p (bit r of the membership byte, r = member position) and
 //   sees at least one token of p (t < min(c_i + 1, L_i)) does, for each 64-token stage C of p
 //   (see KV staging) whose first token is visible,
-//       S = Q K_C^T            (16 x 64 scores, FP32)
-//       m' = max(m, rowmax S)  l = l * 2^(m - m') + rowsum 2^(S - m')  O = O * 2^(m - m') + P V_C
+//       Z = Q K_C^T            (16 x 64 scores, FP32)
+//       m' = max(m, rowmax Z)  l = l * 2^(m - m') + rowsum 2^(Z - m')  O = O * 2^(m - m') + P V_C
 //   and every other warp skips the arithmetic but still takes part in the slot protocol.
 //   At the end O / l (0 for an empty A_i) is written as BF16 straight to o[π[r]]. No partial
-//   outputs, no combine, no output reorder. Slots past a short tail group write nothing.
+//   outputs, no combine, no output reorder. Positions past a short tail group write nothing.
 //
 // KV staging (Figure 3). Each CTA owns kNumSlots (= 2) KV slots; a slot holds one stage: half a
 // page (64 tokens) of K and of V, 32 KiB (the paper's slot size: one FP8 page). Stage n of the
@@ -59,16 +59,16 @@
 // token id, and P V reads V with the same token order. Few large copies rather than one per
 // row: the copy engine pays per request (the earlier layouts: benchmarks/union8_notes.md).
 //
-// Arithmetic is isolated in `Bf16Math` (Q fragments, S = Q K^T, O += P V, slot geometry); an
+// Arithmetic is isolated in `Bf16Math` (Q fragments, Z = Q K^T, O += P V, slot geometry); an
 // FP8 E4M3 policy (per-row Q scale, scaled P, wgmma) can replace it without touching the slot
 // protocol or the online softmax.
 //
 // Inputs (BF16 tensors; H = KV heads, 16 Q heads per KV head, d = 128, P = 128):
 //   q [N, H*16, 128], k/v [pages, H, 128, 128] (H = 1: [pages, 128, 128]), o [N, H*16, 128]
 //   the union plan of all KV heads, in the layout of kernels/union_prepare.cu:
-//   groups [H*G] int4 (first slot in the flat [H*N] π, slots, row base h*N, 0), perm [H*N]
+//   groups [H*G] int4 (first position in the flat [H*N] π, members, row base h*N, 0), perm [H*N]
 //   (head-local original ids), page_offsets [H*G + 1] into pages [T] int32 (page ids, used as
-//   K/V pool rows and as token positions p*P) and masks [T] uint8 (bit r = slot r selects p).
+//   K/V pool rows and as token positions p*P) and masks [T] uint8 (bit r = position r selects p).
 //   Group gi = h*G + j runs on CTAs (kCtas*j .. , h). causal_pos / lengths [N] int32 or null.
 #include "cluster_pipeline.cuh"
 #include "pageweaver_common.cuh"
@@ -88,7 +88,7 @@ namespace union8 {
 constexpr int kHeads = 16;      // local Q heads per KV head = MMA rows per warp
 constexpr int kDim = 128;       // d
 constexpr int kPage = 128;      // P tokens per page
-constexpr int kWarps = kSlotsPerCta;  // one warp per execution slot
+constexpr int kWarps = kSlotsPerCta;  // one warp per member position
 constexpr int kThreads = kWarps * kWarpSize;  // 128
 constexpr int kNumSlots = PW_UNION_SLOTS;     // KV slots per CTA (2 as in Figure 3)
 constexpr int kNoLimit = 0x7fffffff;
@@ -145,7 +145,7 @@ struct Bf16Math {
   static constexpr int kTileBytes = kBlocks * kBlockStride;  // one stage of K (or V) in a slot
   static constexpr int kSlotBytes = 2 * kTileBytes;     // K then V
   static constexpr uint32_t kTxBytes = 2u * kStage * kRowBytes;  // bytes landing per stage
-  static constexpr int kKSteps = kDim / 16;             // 8 k-steps over d for S = Q K^T
+  static constexpr int kKSteps = kDim / 16;             // 8 k-steps over d for Z = Q K^T
   static constexpr int kStageTiles = kStage / 8;        // n-tiles of 8 tokens per stage
 
   // Token (stage-relative) of column `col` of n-tile `jt`: tile jt = {jt, jt+8, ..., jt+56}.
@@ -169,7 +169,7 @@ struct Bf16Math {
     }
   }
 
-  // S = Q K^T over the stage's n-tiles: s[nt] is the C tile of n-tile nt (tokens
+  // Z = Q K^T over the stage's n-tiles: s[nt] is the C tile of n-tile nt (tokens
   // token(nt, 0..7)).
   static __device__ __forceinline__ void scores(uint32_t k_tile, int lane,
                                                 const QFrag& qa, float (&s)[kStageTiles][4]) {
@@ -190,6 +190,7 @@ struct Bf16Math {
     }
   }
 
+  // region: pv-fragments
   // O += P V over the stage: P comes from the score registers (the C layout of two adjacent
   // token tiles is the A layout of one k-step of the next MMA).
   // k-step j runs over n-tiles 2j (k = 0..7) and 2j + 1 (k = 8..15).
@@ -216,6 +217,7 @@ struct Bf16Math {
       }
     }
   }
+  // endregion: pv-fragments
 };
 
 // ---------------------------------------------------------------- the kernel body
@@ -236,7 +238,7 @@ __device__ __forceinline__ void union_attention(const Args& a) {
   const int4 gs = __ldg(a.plan.groups + gi);
   const int p_begin = __ldg(a.plan.page_offsets + gi);
   const int count = __ldg(a.plan.page_offsets + gi + 1) - p_begin;  // |U_G|
-  const int slot = cta * kWarps + warp;                 // r: this warp's execution slot
+  const int slot = cta * kWarps + warp;                 // r: this warp's member position
   bool present = slot < gs.y;                           // short tail group: no query here
   int qid = 0, limit = kNoLimit;                        // original id π[r]; t < limit
   if (present) {
@@ -291,6 +293,7 @@ __device__ __forceinline__ void union_attention(const Args& a) {
   float l_lo = 0.f, l_hi = 0.f;              // this thread's part of the running sums
   const int t2 = 2 * (lane & 3);
 
+  // region: stage-wait
   for (int n = 0; n < stages; ++n) {
     const int s = n % kNumSlots;
     const uint32_t parity = (n / kNumSlots) & 1;
@@ -306,10 +309,11 @@ __device__ __forceinline__ void union_attention(const Args& a) {
     if (threadIdx.x == 0 && n + kNumSlots < stages) {
       mbar_arm(full0 + 8 * s, Math::kTxBytes);  // arm slot s for stage n + kNumSlots
     }
+  // endregion: stage-wait
 
     if (work) {
       const uint32_t k_tile = slots + s * Math::kSlotBytes;
-      // One softmax step per stage (64 tokens: S in 32 registers), stages in walk order for
+      // One softmax step per stage (64 tokens: Z in 32 registers), stages in walk order for
       // every grouping: original and regrouped runs are bitwise identical.
       const bool partial = vis < Math::kStage;  // causal / length tail in the stage
       float sc[Math::kStageTiles][4];
@@ -331,6 +335,7 @@ __device__ __forceinline__ void union_attention(const Args& a) {
         mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, d));
         mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, d));
       }
+      // region: online-softmax
       // The stage's first token is valid, so both maxima are finite here.
       const float new_lo = fmaxf(m_lo, mx_lo), new_hi = fmaxf(m_hi, mx_hi);
       const float al_lo = exp2f(m_lo - new_lo), al_hi = exp2f(m_hi - new_hi);  // rescale
@@ -356,14 +361,17 @@ __device__ __forceinline__ void union_attention(const Args& a) {
         o[i][3] *= al_hi;
       }
       Math::accumulate(k_tile + Math::kTileBytes, lane, sc, o);
+      // endregion: online-softmax
     }
 
     __syncwarp();
+    // region: stage-release
     mbar_release<kCtas>(empty0 + 8 * s);  // event ②: this thread is done with slot s
     if (producer && n + kNumSlots < stages) {
       mbar_wait_spin(empty0 + 8 * s, parity);  // event ②: both CTAs released slot s
       issue(n + kNumSlots);
     }
+    // endregion: stage-release
   }
 
   // Normalize and write o[π[r]] (BF16). Rows of an empty A_i have l = 0 and O = 0.

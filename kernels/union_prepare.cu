@@ -1,6 +1,6 @@
 // Union preparation (docs/definitions.md#union-preparation; arXiv:2610.11201 §4.1): π and
 // the group table → per group G the sorted, de-duplicated page list U_G (CSR), one membership
-// byte per (group, page) whose bit r is set when execution slot r (original query
+// byte per (group, page) whose bit r is set when member position r (original query
 // π[base + r]) selects the page, the two per-CTA "any member" flags (mask & 0x0F,
 // mask & 0xF0) and the per-group page counts |U_G| and offsets.
 //
@@ -10,8 +10,8 @@
 //                 rebuilds its groups' unions and writes pages / masks / flags / offsets.
 // Rebuilding a union is cheaper than storing it: a group is at most 8 rows of K ids.
 //
-// Per group, the warp builds one 512-page bitmap per slot (8 × 16 words in shared memory)
-// over a range [lo, lo + 512) of page ids, lo = the smallest id not yet covered (aligned to a
+// Per group, the warp builds one 512-page bitmap per member position (8 × 16 words in shared
+// memory) over a range [lo, lo + 512) of page ids, lo = the smallest id not yet covered (aligned to a
 // word), and repeats while ids remain above the range — so any non-negative int32 page id
 // works, not only ids below the regroup capacity B, and no id indexes past a bitmap.
 // Lane l owns half a word of the range (word l/2, bits 16·(l%2) … +15): lane order is page
@@ -25,7 +25,7 @@ namespace unions {
 
 constexpr int kWarps = 8;                          // warps (groups in flight) per CTA
 constexpr int kRangeWords = kBitmapWords;          // 16 words = 512 pages per pass
-constexpr int kWarpWords = kGroupSize * kRangeWords;  // 8 slots × 16 words
+constexpr int kWarpWords = kGroupSize * kRangeWords;  // 8 positions × 16 words
 constexpr unsigned kFull = 0xffffffffu;
 constexpr unsigned kNone = 0xffffffffu;
 
@@ -36,20 +36,20 @@ struct Out {
 };
 
 // |U_G| of one group; with EMIT also writes its pages at out position `base`.
-// grp = (first slot in perm, number of slots <= 8, row base of its KV head, 0).
+// grp = (first position in perm, members <= 8, row base of its KV head, 0).
 template <bool EMIT>
 __device__ __forceinline__ int union_group(const int* __restrict__ topk, const int* __restrict__ perm,
                                            int4 grp, int k, int n, uint32_t* sm, Out out,
                                            int base) {
   const int lane = threadIdx.x & 31;
-  const int r = lane >> 2, sub = lane & 3;  // 4 lanes read the K ids of slot r
+  const int r = lane >> 2, sub = lane & 3;  // 4 lanes read the K ids of position r
   const int* row = nullptr;
   if (r < grp.y) {
-    const int pi = __ldg(perm + grp.x + r);  // original id of slot r, head-local
+    const int pi = __ldg(perm + grp.x + r);  // original id of position r, head-local
     if (pi >= 0 && pi < n) row = topk + (static_cast<long long>(grp.z) + pi) * k;  // else: no pages
   }
 
-  // The first 16 ids of the slot: 4 per lane, loaded together; ids past 16 (K > 16) are
+  // The first 16 ids of the position: 4 per lane, loaded together; ids past 16 (K > 16) are
   // re-read from global memory in each pass.
   int v[4];
 #pragma unroll
@@ -86,7 +86,7 @@ __device__ __forceinline__ int union_group(const int* __restrict__ topk, const i
       if (up >= hi) {
         rest = min(rest, up);
       } else {
-        const unsigned off = up - lo;  // < 512: inside this slot's 16 words
+        const unsigned off = up - lo;  // < 512: inside this position's 16 words
         atomicOr(sm + r * kRangeWords + (off >> 5), 1u << (off & 31));
       }
     };
@@ -95,7 +95,8 @@ __device__ __forceinline__ int union_group(const int* __restrict__ topk, const i
     if (more)
       for (int c = sub + 16; c < k; c += 4) place(__ldg(row + c));
     __syncwarp();
-    uint32_t m[kGroupSize];  // word w of each slot's bitmap (slots >= size stay zero)
+    // region: membership-byte
+    uint32_t m[kGroupSize];  // word w of each position's bitmap (positions >= size stay 0)
     uint32_t u = 0u;         // word w of U_G
 #pragma unroll
     for (int s = 0; s < kGroupSize; ++s) {
@@ -126,6 +127,7 @@ __device__ __forceinline__ int union_group(const int* __restrict__ topk, const i
         ++pos;
       }
     }
+    // endregion: membership-byte
     total += __shfl_sync(kFull, incl, 31);
     next = __reduce_min_sync(kFull, rest);
     __syncwarp();  // every lane has read sm before the next range clears it

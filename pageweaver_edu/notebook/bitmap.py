@@ -12,9 +12,14 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..core.bitmap import bitmap_words, encode_bitmaps
+from ..core.bitmap import bitmap_words, encode_bitmaps, popcount_delta
 from ..core.grouping import Grouping
-from ..replay.regroup_cta import SENTINEL, WARP, CtaTrace, trace_window
+from ..core.union_metrics import union_stats
+from ..records import recorded_results
+from ..regroup.bitmap import greedy_regroup
+from ..replay.regroup_cost import regroup_cost
+from ..replay.regroup_cta import SENTINEL, SHUFFLE_OFFSETS, WARP, CtaTrace, trace_window
+from .exercises import Exercise
 from .style import set_title, style
 from .union import BITS
 
@@ -172,3 +177,71 @@ def shuffle_figure(trace: CtaTrace, k: int, warp: int = 0) -> go.Figure:
     return style(fig, f"warp {warp}, round {k}: (δ, thread) per lane, level by level", "lane",
                  "shuffle level", height=420, legend_rows=0,
                  subtitle="lane 0 of the last row holds the warp minimum; – = not competing")
+
+
+#: The paper's grouping-alone times on its H200 (arXiv:2610.11201 §5.4), µs.
+PAPER_GROUPING_US = {64: 19.3, 128: 34.65}
+
+
+def regroup_cost_table(cap, windows=(64, 128)) -> str:
+    """Chapter 04's cost table of the paper's CTA form on a capture, one line per W.
+
+    The reduction of a round is split as the sketch does it: ``warp shfl`` levels inside a
+    warp, then ``smem lvls`` = ⌈log2(W/32)⌉ tree levels over the per-warp winners.
+    """
+    kw = cap.regroup_kwargs()
+    base = union_stats(cap.topk).union_visits
+    lines = [f"{'':6}{'CTAs':>6}{'word ops':>13}{'chain':>7}{'barriers':>10}{'warp shfl':>10}"
+             f"{'smem lvls':>10}{'union visits':>18}{'paper µs':>10}{'ns/round':>10}"]
+    for w in windows:
+        c = regroup_cost(cap.num_queries, w)
+        uv = union_stats(cap.topk, greedy_regroup(cap.topk, Grouping(w), **kw)).union_visits
+        warp = len(SHUFFLE_OFFSETS)
+        lines.append(
+            f"W{w:<5}{c.windows:>6}{c.word_ops:>13,}{c.serial_rounds:>7}"
+            f"{c.barriers_per_window:>10}{warp:>10}{c.shuffle_levels_per_round - warp:>10}"
+            f"{uv:>9,} ({100 * (uv - base) / base:+.2f}%){PAPER_GROUPING_US[w]:>10}"
+            f"{1000 * PAPER_GROUPING_US[w] / c.serial_rounds:>10.0f}")
+    return "\n".join(lines + [f"original order: {base:,} union visits"])
+
+
+def regroup_record_lines(window: int = 128) -> str:
+    """The W``window`` regroup time in both H200 result files that hold one, with where it
+    comes from (file, date, commit, repetitions): chapter 04 shows the first, chapter 08 the
+    second."""
+    out = []
+    for stem in ("gpu_regroup_h200", "union8_cap64k_h200"):
+        rec = recorded_results(stem)
+        row = next(r for r in rec["results"] if r["name"] == f"gpu_regroup_w{window}")
+        out.append(f"{stem}.json: gpu_regroup_w{window} {row['median_us']:.2f} µs "
+                   f"(median of {row['reps']} runs; {rec['date']}, commit {rec['commit']})")
+    return "\n".join(out)
+
+
+def delta_reference(bits_j, union) -> int:
+    """δ(j) = Σ_w popcount(bits_j[w] & ~U[w]) as a Python int (the exercise's answer)."""
+    return int(popcount_delta(bits_j, union))
+
+
+def _delta_cases(rng: np.random.Generator):
+    """Random (S_j, U) bitmap pairs of 16 words, then the edge cases: the worked example,
+    empty sets, S_j inside U, disjoint sets and page 511 (bit 31 of word 15)."""
+    def pair(s, u):
+        bits_j, union = (encode_bitmaps(np.array([list(x) or [-1]]), 512)[0] for x in (s, u))
+        return (bits_j, union), {}
+
+    for _ in range(25):
+        s = rng.choice(512, int(rng.integers(1, 17)), replace=False)
+        u = rng.choice(512, int(rng.integers(0, 80)), replace=False)
+        yield pair(s, np.concatenate([u, s[: int(rng.integers(0, len(s) + 1))]]))
+    yield pair([2, 3], [1, 2])
+    yield pair([], [5, 6])
+    yield pair([7, 300], [])
+    yield pair([31, 32, 480], [31, 32, 480, 3])
+    yield pair([511, 0, 255], [1, 2])
+
+
+#: Chapter 04's exercise: δ(j) from bitmap words with popcount.
+DELTA = Exercise("delta", "Write delta(bits_j, union): two uint32 arrays of 16 words (S_j and "
+                 "U as bitmaps); return δ(j) = |S_j \\ U| as an int, with np.bitwise_count.",
+                 delta_reference, _delta_cases)

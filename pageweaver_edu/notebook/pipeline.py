@@ -14,6 +14,7 @@ import numpy as np
 
 from ..core.union_plan import UnionPlan
 from ..replay.pipeline import Deadlock, Durations, Hazard, SimResult, simulate
+from .exercises import Exercise
 from .pipeline_plot import timeline_widget, update_timeline_widget
 from .style import widget_ready
 
@@ -43,11 +44,11 @@ def pick_group(plan: UnionPlan, min_diff: int = 12) -> int:
 
 
 def group_table(pages: np.ndarray, masks: np.ndarray, n_show: int | None = None) -> str:
-    """Markdown table of a group's walk: union index, page id, KV slot (2 slots), the
-    membership bits of slots r0–3 (CTA0) and r4–7 (CTA1) and which CTAs compute."""
+    """Markdown table of a group's walk: union index k, page id, slot b = k mod 2, the
+    membership bits of member positions r = 0–3 (CTA0) and 4–7 (CTA1), who computes."""
     n = len(pages) if n_show is None else min(n_show, len(pages))
     rows = [
-        "| index | page p | KV slot | r0–3 (CTA0) | r4–7 (CTA1) | CTA0 | CTA1 |",
+        "| k | page p | slot b | r = 0–3 (CTA0) | r = 4–7 (CTA1) | CTA0 | CTA1 |",
         "|---:|---:|---:|:---:|:---:|:---:|:---:|",
     ]
     for i in range(n):
@@ -123,6 +124,7 @@ class PipelineExplorer:
     pages: np.ndarray
     flags: np.ndarray
     fig: object = field(repr=False)
+    width: int
     controls: dict = field(repr=False)
     status: object = field(repr=False)
     box: object = field(repr=False)
@@ -145,9 +147,13 @@ class PipelineExplorer:
         )
 
     def update(self, _change=None) -> SimResult:
-        """Re-simulate, redraw the figure in place and rewrite the status line."""
+        """Re-simulate, redraw the figure in place and rewrite the status line; the figure
+        shows ``width`` union indices from the "view" control on."""
+        c = self.controls
+        c["view"].max = max(0, int(c["pages"].value) - 1)
         self.result = self.simulate()
-        update_timeline_widget(self.fig, self.result)
+        first = int(c["view"].value)
+        update_timeline_widget(self.fig, self.result, (first, first + self.width))
         self.status.value = status_line(self.result)
         return self.result
 
@@ -156,8 +162,9 @@ def pipeline_explorer(pages, flags, n_show: int = 12) -> PipelineExplorer:
     """Build the chapter 06 explorer for one group (``pages`` = U_G, ``flags`` per CTA).
 
     Controls: load / QK / softmax / PV duration sliders, KV slots per CTA (1–3), how many
-    pages of U_G to walk, "broken protocol" (reuse after CTA0 alone released) and "skipping
-    CTA does not release". Display ``explorer.box``.
+    pages of U_G to walk, which ``n_show`` union indices to draw ("view", so a long walk is
+    paged rather than squeezed), "broken protocol" (reuse after CTA0 alone released) and
+    "skipping CTA does not release". Display ``explorer.box``.
     """
     import ipywidgets as w
 
@@ -175,17 +182,51 @@ def pipeline_explorer(pages, flags, n_show: int = 12) -> PipelineExplorer:
     n0 = min(n_show, len(pages))
     controls["slots"] = w.IntSlider(2, 1, 3, description="KV slots per CTA", **common)
     controls["pages"] = w.IntSlider(n0, 1, len(pages), description="pages of $U_G$", **common)
+    controls["view"] = w.IntSlider(0, 0, max(0, n0 - 1), step=n0,
+                                   description=f"show k from (+{n0})", **common)
     controls["broken"] = w.Checkbox(False, description=BROKEN, **wide)
     controls["no_release"] = w.Checkbox(False, description=NO_RELEASE, **wide)
     first = simulate(pages[:n0], flags[:n0])
-    fig = timeline_widget(first)
+    fig = timeline_widget(first, (0, n0))
     status = w.HTML(layout=w.Layout(width="100%"))
     left = w.VBox([controls[k] for k in ("load", "qk", "softmax", "pv")])
-    right = w.VBox([controls[k] for k in ("slots", "pages", "broken", "no_release")])
+    right = w.VBox([controls[k] for k in ("slots", "pages", "view", "broken", "no_release")])
     box = w.VBox([w.HBox([left, right]), status, fig])
-    ex = PipelineExplorer(pages, flags, fig, controls, status, box, first)
+    ex = PipelineExplorer(pages, flags, fig, n0, controls, status, box, first)
     for c in controls.values():
         c.observe(ex.update, names="value")
     ex.update()
     widget_ready(fig)
     return ex
+
+
+def slot_schedule_reference(k: int, n_slots: int) -> tuple[int, int, int | None]:
+    """Where union page ``k`` goes in the paper's schedule with ``n_slots`` slots per CTA.
+
+    Returns
+    -------
+    (b, parity, after) : (int, int, int or None)
+        ``b = k mod n_slots`` the slot; ``parity = (k // n_slots) & 1`` the phase parity a CTA
+        waits for on the slot's full barrier (event ① of page k is the slot's
+        ``k // n_slots``-th completed phase); ``after`` the union index whose event ② must fire
+        before page k's load may overwrite slot b (``k - n_slots``; None for the first
+        ``n_slots`` pages, which go into empty slots).
+    """
+    k, n = int(k), int(n_slots)
+    return k % n, (k // n) & 1, (k - n if k >= n else None)
+
+
+def _schedule_cases(rng: np.random.Generator):
+    """Random pages and slot counts 1–4, then the prologue, the first reuse and one slot."""
+    for _ in range(30):
+        yield (int(rng.integers(0, 60)), int(rng.integers(1, 5))), {}
+    for k, n in ((0, 2), (1, 2), (2, 2), (3, 2), (5, 3), (0, 1), (1, 1), (7, 1)):
+        yield (k, n), {}
+
+
+#: Chapter 06's exercise: the slot schedule of one union page.
+SLOT_SCHEDULE = Exercise(
+    "slot schedule", "Write slot_schedule(k, n_slots) -> (b, parity, after): the slot b union "
+    "page k uses, the phase parity of its full barrier (event ①) a CTA waits for, and the "
+    "union index whose event ② frees slot b for it (None if no earlier page used b).",
+    slot_schedule_reference, _schedule_cases)

@@ -47,12 +47,12 @@ LABEL_PX, PLOT_PX, STAGGER = 6.5, 480, 0.14  # px per label char, assumed plot w
 
 def _bar_label(e) -> str:
     if e.kind == "load":
-        return f"L{e.index}<br>s{e.slot}"
+        return f"L{e.index}<br>b{e.slot}"
     if e.kind == "wait":
         return "wait<br>②" if e.actor == "loader" else "wait<br>①"
     if e.kind == "softmax":  # sits between QK and PV of the same page: keep it short
         return "sm"
-    return f"{e.kind.upper()}<br>{e.index}<br>s{e.slot}"  # three short lines fit a 1-unit bar
+    return f"{e.kind.upper()}<br>{e.index}<br>b{e.slot}"  # three short lines fit a 1-unit bar
 
 
 def _stagger(t, lane, text, span: float) -> np.ndarray:
@@ -68,15 +68,27 @@ def _stagger(t, lane, text, span: float) -> np.ndarray:
     return level
 
 
-def _trace_data(res: SimResult) -> list[dict]:
-    """Per trace (fixed order: BARS then MARKS), arrays sorted by start time.
+def _window(res: SimResult, window) -> tuple[int, int, float, float]:
+    """(first, end) union indices shown and the time span (t0, t1) of their events."""
+    n = len(res.flags)
+    lo, hi = (0, n) if window is None else (max(0, int(window[0])), min(n, int(window[1])))
+    evs = [e for e in res.events if lo <= e.index < hi] or res.events
+    t0 = min((e.t_start for e in evs), default=0.0) if (lo, hi) != (0, n) else 0.0
+    return lo, hi, t0, max((e.t_end for e in evs), default=0.0)
+
+
+def _trace_data(res: SimResult, window=None) -> list[dict]:
+    """Per trace (fixed order: BARS then MARKS), arrays sorted by start time, for the union
+    indices ``window = (first, end)`` (all by default).
 
     Each dict holds ``t0``, ``t1`` (float64 [m]), ``y`` (float64 [m]), ``text`` and
     ``hover`` (lists of str, length m).
     """
-    out, span = [], max(res.makespan, 1e-9) * 1.015
+    lo, hi, t_lo, t_hi = _window(res, window)
+    out, span = [], max(t_hi - t_lo, 1e-9) * 1.015
+    events = [e for e in res.events if lo <= e.index < hi]
     for kind in BARS:
-        evs = [e for e in res.events if e.kind == kind and e.t_end > e.t_start]
+        evs = [e for e in events if e.kind == kind and e.t_end > e.t_start]
         out.append({"t0": [e.t_start for e in evs], "t1": [e.t_end for e in evs],
                     "y": [LANES[e.actor] for e in evs], "text": [_bar_label(e) for e in evs],
                     "hover": [f"{e.actor} {e.kind} index {e.index} (page {e.page}) slot "
@@ -85,11 +97,11 @@ def _trace_data(res: SimResult) -> list[dict]:
         if kind == "hazard":
             pts = [(h.t, LANES[h.actor], f"⚠{h.index}", f"{h.kind}: {h.actor} reading index "
                     f"{h.index} (slot {h.slot}) overwritten by load {h.by_index}")
-                   for h in res.hazards]
+                   for h in res.hazards if lo <= h.index < hi or lo <= h.by_index < hi]
         else:
             pts = [(e.t_start, LANES[e.actor], "" if prefix is None else f"{prefix}{e.index}",
                     f"{e.actor} {kind} index {e.index} (page {e.page}) slot {e.slot} at "
-                    f"{e.t_start:g}") for e in res.events if e.kind == kind]
+                    f"{e.t_start:g}") for e in events if e.kind == kind]
         t, lane, text = (np.array([p[k] for p in pts]) for k in range(3))
         level = _stagger(t, lane, text, span) if pts else np.zeros(0)
         out.append({"t0": t, "t1": t, "y": lane + dy + np.sign(dy) * STAGGER * level,
@@ -100,10 +112,13 @@ def _trace_data(res: SimResult) -> list[dict]:
     return out
 
 
-def _title(res: SimResult) -> tuple[str, str]:
+def _title(res: SimResult, window=None) -> tuple[str, str]:
     """(short title, statistics subtitle; a deadlock adds a second line)."""
     title = f"Union8 pipeline: {res.protocol} protocol, {res.n_slots} KV slots per CTA"
-    sub = f"makespan {res.makespan:g} (schematic units) · hazards {len(res.hazards)}"
+    lo, hi, _, _ = _window(res, window)
+    shown = "" if (lo, hi) == (0, len(res.flags)) else (
+        f"union indices k = {lo}–{hi - 1} of {len(res.flags)} shown · ")
+    sub = f"{shown}makespan {res.makespan:g} (schematic units) · hazards {len(res.hazards)}"
     if res.deadlock is not None:
         dl = res.deadlock
         sub += (f"<br>DEADLOCK: load of index {dl.index} → slot {dl.slot} waits forever for ② "
@@ -133,8 +148,8 @@ def _traces(data: list[dict]) -> list:
     return traces
 
 
-def _layout(res: SimResult, x_max: float) -> dict:
-    title, sub = _title(res)
+def _layout(res: SimResult, window=None) -> dict:
+    title, sub = _title(res, window)
     return {
         "title": {"text": title, "font": {"size": 16}, "x": 0, "xref": "paper",
                   "xanchor": "left", "y": 0.985, "yref": "container", "yanchor": "top"},
@@ -143,7 +158,7 @@ def _layout(res: SimResult, x_max: float) -> dict:
         "font": {"family": FONT["family"]},
         "height": 580,
         "margin": {"l": 95, "r": 15, "t": top_margin(2, 3), "b": 70},
-        "xaxis": {"title": {"text": X_TITLE}, "range": [0, x_max * 1.015 + 1e-9]},
+        "xaxis": {"title": {"text": X_TITLE}, "range": _x_range(res, window)},
         "yaxis": {"title": {"text": "lane (who acts)"}, "tickvals": [0, 1, 2],
                   "ticktext": LANE_TEXT, "range": [-0.8, 2.8]},
         "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom",
@@ -173,7 +188,7 @@ def timeline_figure(res: SimResult, n_frames: int = 40, frame_ms: int = 150) -> 
         pause buttons sit left of the time slider, whose current value reads at its right end.
     """
     data = _trace_data(res)
-    fig = go.Figure(_traces(data), _layout(res, res.makespan))
+    fig = go.Figure(_traces(data), _layout(res))
     if n_frames <= 0 or not res.events:
         return fig
     times = np.round(np.linspace(0.0, res.makespan, n_frames), 4)
@@ -214,12 +229,19 @@ def timeline_figure(res: SimResult, n_frames: int = 40, frame_ms: int = 150) -> 
     return fig
 
 
-def timeline_widget(res: SimResult) -> go.FigureWidget:
-    """A ``go.FigureWidget`` of the (static) timeline, for :func:`update_timeline_widget`."""
-    return go.FigureWidget(timeline_figure(res, n_frames=0))
+def _x_range(res: SimResult, window=None) -> list[float]:
+    _, _, t0, t1 = _window(res, window)
+    return [t0, t0 + (t1 - t0) * 1.015 + 1e-9]
 
 
-def update_timeline_widget(widget: go.FigureWidget, res: SimResult) -> None:
+def timeline_widget(res: SimResult, window=None) -> go.FigureWidget:
+    """A ``go.FigureWidget`` of the (static) timeline, for :func:`update_timeline_widget`;
+    ``window = (first, end)`` draws only those union indices."""
+    return go.FigureWidget(go.Figure(_traces(_trace_data(res, window)),
+                                     _layout(res, window)))
+
+
+def update_timeline_widget(widget: go.FigureWidget, res: SimResult, window=None) -> None:
     """Redraw ``widget`` in place from a new simulation (one ``batch_update``).
 
     Parameters
@@ -228,8 +250,10 @@ def update_timeline_widget(widget: go.FigureWidget, res: SimResult) -> None:
         Made by :func:`timeline_widget`.
     res : SimResult
         The new simulation (any durations, protocol, slots or flags).
+    window : (int, int), optional
+        Union indices ``first .. end - 1`` to draw (the x axis follows them); all by default.
     """
-    data = _trace_data(res)
+    data = _trace_data(res, window)
     with widget.batch_update():
         for tr, d in zip(widget.data, data, strict=True):
             if tr.type == "bar":
@@ -237,5 +261,5 @@ def update_timeline_widget(widget: go.FigureWidget, res: SimResult) -> None:
                           hovertext=d["hover"])
             else:
                 tr.update(x=d["t0"], y=d["y"], text=d["text"], hovertext=d["hover"])
-        set_title(widget, *_title(res))
-        widget.layout.xaxis.range = [0, res.makespan * 1.015 + 1e-9]
+        set_title(widget, *_title(res, window))
+        widget.layout.xaxis.range = _x_range(res, window)

@@ -13,49 +13,63 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..core.grouping import Grouping
-from ..core.union_metrics import union_stats
+from ..core.union_metrics import membership_mask, union_stats
 from ..core.union_plan import UnionPlan
 from ..regroup.bitmap import greedy_regroup
+from .exercises import Exercise
 from .style import DASHES, SYMBOLS, set_subtitle, set_title, style
 
 BITS = [[0, "#f7f7f7"], [1, "#2166ac"]]
 #: One colour per ordering, the same in every panel (dash and symbol say it too).
 ORDER_COLOURS = ("#2166ac", "#b2182b", "#1b7837", "#762a83")
 FLAG_TEXT = ("–", "✓")  # CTA flag cells: no work (the CTA skips the page) / has work
+MAP_COLUMNS = 24  # union pages per view of the membership map: labels stay readable
 
 
-def slot_map_view(plan: UnionPlan, g: int) -> dict:
-    """Slots, original ids, pages, membership bits, bytes and CTA flags of group ``g``.
+def slot_map_view(plan: UnionPlan, g: int, first: int = 0, width: int | None = None) -> dict:
+    """Member positions, original ids, pages, membership bits, bytes and CTA flags of group
+    ``g``, for the union indices ``k = first .. first + width - 1`` (all of them by default).
 
-    ``z`` / ``text`` (float / str, shape [size + 3, |U_G|]) are the heatmap: one row per slot
-    (bit r of each byte), then the byte in hex, then the two "CTA has work" flags
-    (✓ = computes, – = skips).
+    ``z`` / ``text`` (float / str, shape [size + 3, shown pages]) are the heatmap: one row per
+    member position r (bit r of each byte), then the byte in hex, then the two "CTA has work"
+    flags (✓ = computes, – = skips). The subtitle counts the whole union, not only the pages
+    shown.
     """
     base, size = (int(v) for v in plan.group_slots[g])
     ids = plan.perm[base:base + size].astype(int)
-    pages, masks = plan.group_pages(g)
+    all_pages, all_masks = plan.group_pages(g)
+    n = len(all_pages)
+    first = max(0, min(int(first), n - 1 if width is None else n - int(width)))  # full views
+    last = n if width is None else min(n, first + int(width))
+    pages, masks = all_pages[first:last], all_masks[first:last]
     bits = ((masks[None, :] >> np.arange(size)[:, None]) & 1).astype(float)
-    flags = plan.cta_any[plan.page_offsets[g]:plan.page_offsets[g + 1]].T.astype(float)
+    cta = plan.cta_any[plan.page_offsets[g]:plan.page_offsets[g + 1]]
+    flags = cta[first:last].T.astype(float)
     z = np.vstack([bits, np.full((1, len(pages)), np.nan), flags])
     text = np.vstack([np.where(bits == 1, "1", "·"), [[f"{m:02X}" for m in masks]],
                       np.where(flags == 1, FLAG_TEXT[1], FLAG_TEXT[0])])
-    rows = [f"slot {r} → q{i}" for r, i in enumerate(ids)]
+    rows = [f"r = {r} → q{i}" for r, i in enumerate(ids)]
+    shown = "" if (first, last) == (0, n) else f", union indices k = {first}–{last - 1} shown"
+    work = cta.sum(axis=0)
     return {"slots": np.arange(size), "ids": ids, "rank": np.argsort(np.argsort(ids)),
             "pages": pages, "z": z, "text": text,
             "rows": rows + ["byte (hex)", "CTA0 has work", "CTA1 has work"],
-            "title": f"group {g}: execution slots {base}–{base + size - 1}",
-            "subtitle": f"|U<sub>G</sub>| = {len(pages)} pages; ✓ = the CTA computes the page, "
-                        "– = it skips it"}
+            "title": f"group {g}: π[{base}..{base + size - 1}], member positions "
+                     f"r = 0–{size - 1}",
+            "subtitle": f"|U<sub>G</sub>| = {n} pages{shown}; CTA0 computes {int(work[0])}, "
+                        f"CTA1 {int(work[1])}; ✓ = computes, – = skips"}
 
 
-def slot_map_figure(plan: UnionPlan, g: int = 0, widget: bool = False) -> go.Figure:
-    """Left: slot r → original id π[base + r]; right: membership bits (rows = slots)."""
+def slot_map_figure(plan: UnionPlan, g: int = 0, widget: bool = False, first: int = 0,
+                    width: int | None = MAP_COLUMNS) -> go.Figure:
+    """Left: member position r → original id π[base + r]; right: membership bits (rows =
+    member positions) of union indices ``first .. first + width - 1``."""
     fig = make_subplots(rows=1, cols=2, column_widths=[0.2, 0.8], horizontal_spacing=0.16,
-                        subplot_titles=("slot → original id", "bit r of the byte = slot r "
-                                        "selects p"))
+                        subplot_titles=("position r → original id", "bit r of the byte = "
+                                        "position r selects p"))
     fig = go.FigureWidget(fig) if widget else fig
-    for pos, name, sym in (("left", "execution slot", "square"), ("right", "original id",
-                                                                  "circle")):
+    for pos, name, sym in (("left", "member position", "square"), ("right", "original id",
+                                                                   "circle")):
         fig.add_scatter(mode="markers+text", textposition=f"middle {pos}", name=name,
                         marker=dict(symbol=sym, size=12), cliponaxis=False, row=1, col=1)
     fig.add_heatmap(colorscale=BITS, showscale=False, texttemplate="%{text}", xgap=1, ygap=1,
@@ -65,16 +79,18 @@ def slot_map_figure(plan: UnionPlan, g: int = 0, widget: bool = False) -> go.Fig
     fig.update_yaxes(autorange="reversed", tickfont=dict(size=11), row=1, col=2)
     style(fig, "", "", "", height=510, subtitle_lines=1)  # no legend: the room is for the
     # panel titles
-    fig.update_layout(showlegend=False)  # the text beside each marker says slot / original id
+    fig.update_layout(showlegend=False)  # the text beside each marker names it
     fig.update_xaxes(title_text="page id p of U<sub>G</sub> (ascending)", tickangle=-90,
                      tickfont=dict(size=10), row=1, col=2)
-    update_slot_map(fig, plan, g)
+    update_slot_map(fig, plan, g, first, width)
     return fig
 
 
-def update_slot_map(fig: go.Figure, plan: UnionPlan, g: int) -> None:
-    """Show group ``g`` in place: arrows, membership heatmap, hex bytes, CTA flags."""
-    v = slot_map_view(plan, g)
+def update_slot_map(fig: go.Figure, plan: UnionPlan, g: int, first: int = 0,
+                    width: int | None = MAP_COLUMNS) -> None:
+    """Show group ``g`` in place (union indices ``first ..``, at most ``width`` columns):
+    arrows, membership heatmap, hex bytes, CTA flags."""
+    v = slot_map_view(plan, g, first, width)
     n = len(v["slots"])
     arrows = [dict(x=1, y=int(v["rank"][r]), ax=0, ay=r, xref="x", yref="y", axref="x",
                    ayref="y", showarrow=True, arrowhead=2, arrowwidth=1.2, text="")
@@ -85,7 +101,7 @@ def update_slot_map(fig: go.Figure, plan: UnionPlan, g: int) -> None:
     with fig.batch_update():
         slots, ids, heat = fig.data
         slots.update(x=np.zeros(n), y=v["slots"],
-                     text=[f"slot {r} · CTA{int(r >= 4)}" for r in v["slots"]])
+                     text=[f"r = {r} · CTA{int(r >= 4)}" for r in v["slots"]])
         ids.update(x=np.ones(n), y=v["rank"], text=[f"q{i}" for i in v["ids"]])
         z = np.where(np.isnan(v["z"]), None, v["z"]).tolist()  # gaps; widgets reject NaN
         heat.update(z=z, x=[str(p) for p in v["pages"]], y=v["rows"], text=text)
@@ -167,3 +183,37 @@ def union_hist_for(capture, n: int, window: int = 128, group: int = 8) -> tuple[
     mean = {k: (np.arange(len(c)) * c).sum() / max(1, c.sum()) for k, c in counts.items()}
     return counts, f"first {n:,} queries — mean |U<sub>G</sub>|: " + ", ".join(
         f"{k} {v:.1f}" for k, v in mean.items())
+
+
+def membership_reference(topk, members, p: int) -> int:
+    """The membership byte of page ``p`` for the group whose member positions run the
+    original queries ``members`` (π[b], π[b+1], ...): bit r set when ``p ∈ S_{members[r]}``;
+    0 when no member selects ``p``."""
+    union, mask = membership_mask(topk, list(members))
+    hit = np.flatnonzero(union == p)
+    if hit.size == 0:
+        return 0
+    return int(sum(int(mask[r, hit[0]]) << r for r in range(len(members))))
+
+
+def _membership_cases(rng: np.random.Generator):
+    """Random requests (K = 4 distinct pages of 12, so members share pages), random π slices
+    of 1–8 members (a short tail group too) and pages inside and outside U_G; then a page
+    every member selects (byte 0xFF) and members in descending id order."""
+    for case in range(30):
+        n = int(rng.integers(8, 20))
+        topk = np.array([rng.choice(12, 4, replace=False) for _ in range(n)])
+        members = rng.permutation(n)[: int(rng.integers(1, 9))].tolist()
+        p = int(rng.integers(0, 14)) if case % 3 else int(topk[members[-1], 0])
+        yield (topk, members, p), {}
+    shared = np.array([[3, 4, 5, 6]] * 8)
+    yield (shared, list(range(8)), 5), {}
+    yield (np.arange(40).reshape(10, 4), [9, 7, 5, 2], 37), {}
+
+
+#: Chapter 05's exercise: the membership byte of one union page.
+MEMBERSHIP = Exercise(
+    "membership byte", "Write membership_byte(topk, members, p): topk is int [N, K] (row i = "
+    "S_i), members the original ids at member positions r = 0, 1, ... (a slice of π); return "
+    "the byte with bit r set when the query at position r selected page p.",
+    membership_reference, _membership_cases)

@@ -9,7 +9,8 @@
   arithmetic and the float64 reference on the FP8 cache.
 
 Each is a :class:`~.live.LiveKernel`: ``KERNEL.run(**inputs)`` runs it on a GPU or shows the
-recorded file.
+recorded file. Chapter 07's figure of one row's online-softmax state (:func:`state_figure`) and
+its exercise (:data:`ONLINE_STEP`) are here too.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..core.union_plan import prepare_unions
 from ..records import result_medians
 from ..regroup.bitmap import greedy_regroup
 from ..replay.fp8 import fp8_union_attention, nrms
+from .exercises import Exercise
 from .live import LiveKernel
 
 #: The attention-alone rows chapter 07 shows from the record.
@@ -188,3 +190,92 @@ def _fp8_live(records, capture, case, ref, emu) -> dict:
 #: Chapter 12. Inputs: ``capture``, ``case``, ``ref``, ``emu``.
 FP8_UNION8 = LiveKernel("FP8 Union8 attention, kernels/union8_fp8.cu", fp8_union_attention,
                         ("union8_fp8_cap64k_h200",), _fp8_recorded, _fp8_live)
+
+
+def state_figure(trace: list[dict], r: int = 0):
+    """Running max m and running sum ℓ of head 0 of member position ``r`` after each stage it
+    computes (``trace`` of :func:`~pageweaver_edu.replay.union8.emulate_union_group`), in two
+    panels with their own axis titles; marker symbols and dashes tell the series apart."""
+    from plotly.subplots import make_subplots
+
+    from .style import style
+
+    steps = [s for s in trace if s["slot"] == r]
+    x = [f"p{s['page']}·st{s['stage']}" for s in steps]
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
+    fig.add_scatter(x=x, y=[s["m"] for s in steps], name="running max m", row=1, col=1,
+                    mode="lines+markers", marker_symbol="circle", line_shape="hv")
+    fig.add_scatter(x=x, y=[s["l"] for s in steps], name="running sum ℓ", row=2, col=1,
+                    mode="lines+markers", marker_symbol="square", line_dash="dash")
+    style(fig, f"Member position r = {r}, head 0: online-softmax state after each stage",
+          "", "", height=520)
+    fig.update_xaxes(title_text="page p · stage st (st0 = tokens 0–63, st1 = 64–127) that "
+                     "position r computes", tickangle=-60, row=2, col=1)
+    fig.update_yaxes(title_text="m (log2 units)", row=1, col=1)
+    fig.update_yaxes(title_text="ℓ = Σ 2^(z − m) (no unit)", row=2, col=1)
+    return fig
+
+
+def online_softmax_step(m: float, l: float, o, z, v):  # noqa: E741
+    """One online-softmax update of one row by one page, in float64.
+
+    Parameters
+    ----------
+    m, l : float
+        Running max (log2 units; ``-inf`` before the first page) and running sum.
+    o : array_like, shape [d]
+        Running output (unnormalised).
+    z : array_like, shape [t]
+        The page's scores in log2 units; masked tokens are ``-inf`` (at least one is finite).
+    v : array_like, shape [t, d]
+        The page's V rows.
+
+    Returns
+    -------
+    (m', ℓ', O') : (float, float, numpy.ndarray)
+        ``m' = max(m, max z)``, ``α = 2^(m − m')``, ``ℓ' = α ℓ + Σ 2^(z − m')``,
+        ``O' = α O + 2^(z − m') V``.
+    """
+    z, v = np.asarray(z, dtype=np.float64), np.asarray(v, dtype=np.float64)
+    m_new = max(float(m), float(z.max()))
+    alpha = np.exp2(float(m) - m_new)
+    p = np.exp2(z - m_new)
+    return m_new, float(alpha * l + p.sum()), alpha * np.asarray(o, dtype=np.float64) + p @ v
+
+
+def _same_state(got, want) -> bool:
+    try:
+        return len(got) == 3 and all(
+            np.shape(g) == np.shape(w) and np.allclose(g, w, rtol=1e-9, atol=1e-12)
+            for g, w in zip(got, want, strict=True))
+    except (TypeError, ValueError):
+        return False
+
+
+def _online_cases(rng: np.random.Generator):
+    """Random states and pages (d = 4, 8 tokens, some masked), the first page (m = -inf,
+    ℓ = 0, O = 0), a page below the running max (α = 1) and a page with one visible token."""
+    def page(top, masked):
+        z = rng.normal(top, 2.0, 8)
+        z[rng.random(8) < masked] = -np.inf
+        z[0] = max(z[0], top - 1.0)  # at least one visible token
+        return z, rng.normal(size=(8, 4))
+
+    for case in range(24):
+        m = -np.inf if case % 6 == 0 else float(rng.normal(0, 3))
+        total, o = (0.0, np.zeros(4)) if m == -np.inf else (float(rng.uniform(0.5, 20)),
+                                                             rng.normal(size=4))
+        yield (m, total, o, *page(float(rng.normal(0, 3)), 0.3)), {}
+    z, v = page(-8.0, 0.0)
+    yield (2.0, 3.0, np.ones(4), z, v), {}
+    z = np.full(8, -np.inf)
+    z[5] = 1.5
+    yield (0.5, 1.0, np.arange(4.0), z, rng.normal(size=(8, 4))), {}
+
+
+#: Chapter 07's exercise: one online-softmax update (m, ℓ, α, O) for one page.
+ONLINE_STEP = Exercise(
+    "online softmax step", "Write online_step(m, l, o, z, v) -> (m_new, l_new, o_new): update "
+    "one row's running max m (log2 units), sum ℓ and output O by one page of scores z "
+    "(log2 units, -inf = masked) and V rows v, rescaling by α = 2^(m - m_new).",
+    online_softmax_step, _online_cases, _same_state)

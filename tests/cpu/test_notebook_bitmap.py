@@ -89,7 +89,7 @@ def test_slot_map_view_and_update():
     ids = perm[24:32]
     assert v["ids"].tolist() == ids.tolist()
     assert sorted(v["ids"][np.argsort(v["rank"])]) == sorted(ids.tolist())
-    for r, q in enumerate(ids):  # bit r of every byte = slot r's query selects the page
+    for r, q in enumerate(ids):  # bit r of every byte = position r's query selects p
         assert set(v["pages"][v["z"][r] == 1].tolist()) == set(topk[q].tolist())
     assert v["rows"][8:] == ["byte (hex)", "CTA0 has work", "CTA1 has work"]
     cta0 = v["z"][:4].any(axis=0)
@@ -100,8 +100,9 @@ def test_slot_map_view_and_update():
     update_slot_map(fig, plan, 3)
     arrows = [a for a in fig.layout.annotations if a.showarrow]
     assert len(arrows) == 8 and len(fig.layout.annotations) == 11  # + 2 panel titles, subtitle
-    assert fig.layout.title.text.startswith("group 3: execution slots 24–31")
-    assert list(fig.data[2].y) == v["rows"] and len(fig.data[2].x) == len(v["pages"])
+    assert fig.layout.title.text.startswith("group 3: π[24..31], member positions r = 0–7")
+    shown = min(len(v["pages"]), 24)  # the figure pages the union 24 columns at a time
+    assert list(fig.data[2].y) == v["rows"] and len(fig.data[2].x) == shown
 
 
 def test_union_histograms():

@@ -296,7 +296,7 @@ def test_timeline_figure_frames_and_size():
     assert len(fig.frames) == 40 and fig.layout.sliders and fig.layout.updatemenus
     assert fig.layout.xaxis.title.text == X_TITLE
     load = fig.data[0]
-    assert all("s" in t for t in load.text)  # slot written on every load bar
+    assert all("<br>b" in t for t in load.text)  # slot b written on every load bar
     hazard = fig.data[-1]
     assert len(hazard.x) == len(r.hazards) > 0
     for frame in fig.frames:  # frame k: a start-sorted prefix of every trace, never the future

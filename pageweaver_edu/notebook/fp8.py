@@ -4,6 +4,8 @@
   range before and after the kernel's 2^8 pre-scale;
 * :func:`budget_table`, :func:`budget_bars`, :func:`knob_figure`, :func:`budget_app` — the
   NRMS of each stage (:mod:`pageweaver_edu.replay.fp8_budget`) and its knobs;
+* :data:`QUANTIZE_ROW` — the exercise: quantize one Q row to E4M3 with its scale, checked
+  against :func:`pageweaver_edu.replay.fp8.quantize_q_rows`;
 * :func:`speed_table`, :func:`targets_table` — the recorded FP8 run beside BF16 Union8, the
   paper and the targets (docs/definitions.md#fp8-arithmetic, docs/definitions.md#paper-numbers).
 """
@@ -17,9 +19,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..records import record_header
-from ..replay.fp8 import nrms, to_e4m3
+from ..replay.fp8 import nrms, quantize_q_rows, to_e4m3
 from ..replay.fp8_budget import budget, stage_output
-from .style import style
+from .exercises import Exercise
+from .style import style, widget_ready
 
 #: (budget key, stage, what it rounds) in table order.
 BUDGET_ROWS = (
@@ -53,9 +56,10 @@ def e4m3_error_figure() -> go.Figure:
     for lo, hi, y, label, dash in (
             (2.0**-17, 1.0, 125, "probabilities 2<sup>-17</sup> … 1 (no pre-scale)", "dot"),
             (2.0**-9, 2.0**8, 112, "the same × 2<sup>8</sup> (the kernel)", "dash")):
-        fig.add_scatter(x=[lo, hi], y=[y, y], mode="lines+markers+text", line_dash=dash,
+        # named in the legend, not on the plot: a label on the line would cross the markers
+        fig.add_scatter(x=[lo, hi], y=[y, y], mode="lines+markers", line_dash=dash,
                         marker_symbol="line-ns", marker_size=14, marker_line_width=2,
-                        text=["", label], textposition="top left", name=label)
+                        name=label)
     for xv, label, side in ((2.0**-10, "← rounds to 0 ", "right"),
                             (2.0**-6, " smallest normal 2<sup>-6</sup>", "left"),
                             (448.0, "saturates at 448 ", "right")):
@@ -65,7 +69,7 @@ def e4m3_error_figure() -> go.Figure:
                      range=[-18 * np.log10(2), 10 * np.log10(2)])
     fig.update_yaxes(range=[0, 140])
     return style(fig, "E4M3 relative rounding error vs magnitude", "x (log scale)",
-                 "relative error (%)", height=420, legend_rows=0).update_layout(showlegend=False)
+                 "relative error (%)", height=460, legend_rows=2)
 
 
 def budget_table(b: dict) -> str:
@@ -122,9 +126,12 @@ def budget_app(case):
     Q scale), redrawn in place."""
     import ipywidgets as widgets
 
-    shift = widgets.IntSlider(value=8, min=-4, max=10, description="P pre-scale s")
-    qexp = widgets.IntSlider(value=0, min=-10, max=8, description="Q magnitude e")
-    rowscale = widgets.Checkbox(value=True, description="Q per-row scale")
+    wide = {"style": {"description_width": "initial"},
+            "layout": widgets.Layout(width="auto", min_width="300px")}
+    shift = widgets.IntSlider(value=8, min=-4, max=10, description="P pre-scale s", **wide)
+    qexp = widgets.IntSlider(value=0, min=-10, max=8, description="Q magnitude e", **wide)
+    rowscale = widgets.Checkbox(value=True, description="Q per-row scale", indent=False,
+                                style={"description_width": "initial"})
     status = widgets.Label()
     fig = budget_bars(budget(case), go.FigureWidget())
 
@@ -141,7 +148,8 @@ def budget_app(case):
     for control in (shift, qexp, rowscale):
         control.observe(redraw, "value")
     redraw()
-    return widgets.VBox([widgets.HBox([shift, qexp, rowscale]), status, fig])
+    controls = widgets.HBox([shift, qexp, rowscale], layout=widgets.Layout(flex_flow="row wrap"))
+    return widgets.VBox([controls, status, widget_ready(fig)])
 
 
 def speed_table(fp8: dict) -> tuple[str, str, str]:
@@ -216,3 +224,50 @@ def targets_table(fp8: dict) -> tuple[str, str]:
     text = (f"{len(checks) - len(missed)} of {len(checks)} targets met; missed: "
             f"{missed or 'none'}\nbest FP8 rate on the C4 work: {s['tflops_c4_best']:.0f} TFLOP/s")
     return "\n".join(lines), text
+
+
+def quantize_row_reference(q):
+    """One (query, head) row ``q`` (float32 ``[d]``) as the kernel quantizes it: (``q8``,
+    torch ``float8_e4m3fn`` ``[d]``; ``s_Q``, float) with ``q ≈ q8 · s_Q``."""
+    q8, scale = quantize_q_rows(q[None])
+    return q8[0], float(scale[0])
+
+
+def _row_cases(rng):
+    import torch
+
+    def row(x):
+        return (torch.from_numpy(np.asarray(x, dtype=np.float32)),), {}
+
+    for e in (-14, -4, 0, 3, 9):  # magnitudes far below and above E4M3's normal range
+        yield row(rng.standard_normal(128) * 2.0**e)
+    spike = 1e-3 * rng.standard_normal(128)
+    spike[int(rng.integers(128))] = -300.0  # one large element: the others go subnormal
+    yield row(spike)
+    yield row(np.full(128, 0.75))  # every element hits 448 exactly
+    yield row(np.zeros(128))  # amax = 0: the kernel writes zeros and scale 0
+
+
+def _same_row(got, want) -> bool:
+    """Same E4M3 bytes (the reader may return them as float values) and the same scale to
+    float32 rounding."""
+    import torch
+
+    try:
+        q8, scale = got
+        q8 = torch.as_tensor(q8)
+        if q8.dtype != torch.float8_e4m3fn:
+            q8 = q8.float().to(torch.float8_e4m3fn)
+        same_bytes = q8.shape == want[0].shape and torch.equal(q8.view(torch.uint8),
+                                                               want[0].view(torch.uint8))
+        return same_bytes and abs(float(scale) - want[1]) <= 1e-6 * abs(want[1])
+    except (TypeError, ValueError, RuntimeError):
+        return False
+
+
+#: Chapter 12's exercise: step 2 of the math for one row, bit for bit.
+QUANTIZE_ROW = Exercise(
+    "quantize a Q row",
+    "quantize_row(q): q is one (query, head) row, a float32 torch tensor [128]; return "
+    "(q8 as torch.float8_e4m3fn, s_Q as a float) with q ≈ q8 · s_Q, as the kernel does.",
+    quantize_row_reference, _row_cases, _same_row)

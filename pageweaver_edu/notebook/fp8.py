@@ -3,7 +3,7 @@
 * :func:`e4m3_error_figure` — E4M3 rounding error against magnitude, with the probability
   range before and after the kernel's 2^8 pre-scale;
 * :func:`budget_table`, :func:`budget_bars`, :func:`knob_figure`, :func:`budget_app` — the
-  NRMS of each stage (:mod:`pageweaver_edu.replay.fp8_budget`) and its knobs;
+  NRMS of each source of error (:mod:`pageweaver_edu.replay.fp8_budget`) and its knobs;
 * :data:`QUANTIZE_ROW` — the exercise: quantize one Q row to E4M3 with its scale, checked
   against :func:`pageweaver_edu.replay.fp8.quantize_q_rows`;
 * :func:`speed_table`, :func:`targets_table` — the recorded FP8 run beside BF16 Union8, the
@@ -24,20 +24,20 @@ from ..replay.fp8_budget import budget, stage_output
 from .exercises import Exercise
 from .style import style, widget_ready
 
-#: (budget key, stage, what it rounds) in table order.
+#: (budget key, error source, what it rounds) in table order.
 BUDGET_ROWS = (
     ("q_quantization", "Q quantization", "q → E4M3, one scale per (query, head) row"),
     ("p_quantization", "P quantization", "2<sup>8</sup>·p → E4M3 for the PV product"),
     ("fp32_accumulation", "accumulation (FP32, page order)",
      "running m, ℓ, O in FP32; page products folded in ascending order"),
     ("bf16_output", "BF16 output", "o rounded to BF16"),
-    ("total", "**kernel arithmetic, all stages**", "the emulated kernel"),
-    ("rss", "√(Σ stage²)", "the four stages added in quadrature"),
+    ("total", "**kernel arithmetic, all sources**", "the emulated kernel"),
+    ("rss", "√(Σ source²)", "the four sources added in quadrature"),
     ("kv_cache", "KV cache itself (storage)", "float64 on the FP8 cache vs on BF16 K/V"),
     ("end_to_end", "**end to end**", "the emulated kernel vs float64 on BF16 K/V"),
     ("rss_all", "√(total² + cache²)", "kernel and cache in quadrature"))
 BUDGET_KEYS = [key for key, _, _ in BUDGET_ROWS]
-BAR_LABELS = ["Q quant.", "P quant.", "FP32 accum.", "BF16 out", "kernel total", "√Σ stages²",
+BAR_LABELS = ["Q quant.", "P quant.", "FP32 accum.", "BF16 out", "kernel total", "√Σ sources²",
               "KV cache", "end to end", "√(total²+cache²)"]
 BAR_PATTERNS = ["", "", "", "", "/", "x", ".", "/", "x"]
 #: Union8 time over Union4 time in the paper (geometric mean, arXiv:2610.11201 §5.2).
@@ -73,9 +73,9 @@ def e4m3_error_figure() -> go.Figure:
 
 
 def budget_table(b: dict) -> str:
-    """Markdown: NRMS per stage of a :func:`~pageweaver_edu.replay.fp8_budget.budget` and each
-    single stage's share of the total's square."""
-    lines = ["| stage | what is rounded | NRMS | share of total² |", "|---|---|--:|--:|"]
+    """Markdown: NRMS per error source of a :func:`~pageweaver_edu.replay.fp8_budget.budget`
+    and each single source's share of the total's square."""
+    lines = ["| error source | what is rounded | NRMS | share of total² |", "|---|---|--:|--:|"]
     for key, name, what in BUDGET_ROWS:
         share = (f"{100 * b[key] ** 2 / b['total'] ** 2:.1f} %" if key in b and key[0] in "qpfb"
                  else "")
@@ -91,13 +91,13 @@ def budget_bars(values: dict, fig=None):
                          textposition="outside", marker_pattern_shape=BAR_PATTERNS,
                          marker_color=["#4c72b0"] * 4 + ["#333333"] * 2 + ["#999999"] * 3))
     fig.update_yaxes(type="log", range=[-6, 2.3], exponentformat="power")
-    return style(fig, "FP8 error budget per stage (NRMS, log scale)",
-                 "stage (plain: one stage alone; /: measured together; x: quadrature sum)",
+    return style(fig, "FP8 error budget per source (NRMS, log scale)",
+                 "error source (plain: one alone; /: measured together; x: quadrature sum)",
                  "NRMS vs float64 (%)", height=430, legend_rows=0)
 
 
 def knob_figure(case) -> go.Figure:
-    """The P stage against its pre-scale exponent, the Q stage against the Q magnitude with and
+    """The P error against its pre-scale exponent, the Q error against the Q magnitude with and
     without the per-row scale (``case``: a small
     :func:`~pageweaver_edu.replay.fp8_budget.make_case`)."""
     shifts, exps = list(range(-4, 11)), list(range(-10, 9))
@@ -107,11 +107,11 @@ def knob_figure(case) -> go.Figure:
                              case.ref) for e in exps] for on in (True, False)}
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1)
     fig.add_scatter(x=shifts, y=p_err, mode="lines+markers", marker_symbol="circle",
-                    name="P stage", row=1, col=1)
+                    name="P quantization", row=1, col=1)
     for on, symbol, dash in ((True, "square", "solid"), (False, "diamond", "dash")):
         fig.add_scatter(x=exps, y=q_err[on], mode="lines+markers", marker_symbol=symbol,
-                        line_dash=dash, name=f"Q stage, per-row scale {'on' if on else 'off'}",
-                        row=1, col=2)
+                        line_dash=dash, row=1, col=2,
+                        name=f"Q quantization, per-row scale {'on' if on else 'off'}")
     style(fig, "Why 2<sup>8</sup> and why a per-row Q scale (8 queries, NRMS vs float64)", "",
           "NRMS (%)", height=430)
     fig.update_yaxes(type="log", tickvals=[2, 3, 5, 10, 20, 50], title_text="NRMS (%)")

@@ -19,7 +19,7 @@ import numpy as np
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "cross", "star", "hexagon")
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 #: Text labels used on cells and bars next to colours.
-CTA_LABELS = ("CTA0 (slots 0–3)", "CTA1 (slots 4–7)")
+CTA_LABELS = ("CTA0 (member positions 0–3)", "CTA1 (member positions 4–7)")
 FONT = dict(family="DejaVu Sans, Arial, sans-serif", size=13)
 TITLE_PX, SUBTITLE_PX, LEGEND_ROW_PX = 36, 17, 25  # vertical room per top element
 

@@ -159,3 +159,11 @@ def test_chapter_08_prose_quotes_the_recorded_runs():
             missing.append(text)
     assert not missing, ("chapter 08's prose no longer matches the recorded files; expected "
                          f"to find: {missing}")
+
+
+def test_chapter_12_prose_quotes_the_recorded_fp8_run():
+    nb = json.loads((ROOT / "notebooks" / "12_fp8_union8.ipynb").read_text())
+    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    fp8 = _records()["union8_fp8_cap64k_h200"]
+    w128 = f"{_m(fp8, 'union8_fp8_fixed_w128') / 1e3:.2f} ms at W128"
+    assert w128 in prose, f"chapter 12 quotes the FP8 W128 time; the file now gives {w128}"

@@ -127,7 +127,7 @@ def budget_app(case):
     import ipywidgets as widgets
 
     wide = {"style": {"description_width": "initial"},
-            "layout": widgets.Layout(width="auto", min_width="300px")}
+            "layout": widgets.Layout(width="380px")}
     shift = widgets.IntSlider(value=8, min=-4, max=10, description="P pre-scale s", **wide)
     qexp = widgets.IntSlider(value=0, min=-10, max=8, description="Q magnitude e", **wide)
     rowscale = widgets.Checkbox(value=True, description="Q per-row scale", indent=False,

@@ -41,12 +41,11 @@ el => Array.from(el.querySelectorAll('.js-plotly-plot svg.main-svg')).map(svg =>
 
 @pytest.fixture(scope="module", autouse=True)
 def _kernel_imports_this_checkout(lab):
+    """Kept for the rest of the session: the lab is thrown away at its end, and the kernels of
+    later browser tests should import this checkout too."""
     startup = lab.tmp / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True, exist_ok=True)
-    path = startup / "00_this_checkout.py"
-    path.write_text(f"import sys\nsys.path.insert(0, {str(REPO)!r})\n")
-    yield
-    path.unlink(missing_ok=True)
+    (startup / "00_this_checkout.py").write_text(f"import sys\nsys.path.insert(0, {str(REPO)!r})\n")
 
 
 def _run(page, lab, artifacts, name: str) -> None:

@@ -54,8 +54,8 @@ def waterfall_figure(medians: dict, where: str) -> go.Figure:
     fig.add_trace(_waterfall(*PAPER_CALLS_US.values()), 1, 2)
     fig.update_layout(showlegend=False)
     fig.update_yaxes(rangemode="normal")
-    return style(fig, "Figure 6's accounting: S_net = S_exec − C_online", "", "time (µs)",
-                 height=420)
+    return style(fig, "Figure 6's accounting: S_net = S_exec − C_online", "term of eq. 7",
+                 "time (µs)", height=420)
 
 
 def orderings(presets=RECORDED_PRESETS) -> tuple[go.Figure, str]:

@@ -51,8 +51,10 @@ def test_c17_reads_the_fp8_record_and_the_later_claims_are_there(tmp_path, monke
     assert "5.00% vs float64 on 64 sampled rows" in rows["C23"][4]
     assert "inside the paper's range: False" in rows["C23"][4]  # 5 % is above 4.51 %
     assert "online W128 output bitwise the same" in rows["C23"][4]
-    assert "+0.47-0.73%: True" in rows["C24"][4] and "49x the largest pair" in rows["C24"][4]
-    assert "over 65,536 tokens" in rows["C25"][4] and rows["C25"][5] == "not here"
+    assert "the three pairs lie inside C21's +0.47-0.73%" in rows["C24"][4]
+    assert "the outlier is 49x the largest" in rows["C24"][4]
+    assert "over 65,536 tokens" in rows["C25"][4] and "64,424 tokens stay below" in rows["C25"][4]
+    assert rows["C25"][5] == "not here"
     assert "1.497/1.295/0.592 ms" in rows["C26"][3] and rows["C26"][5] == "not here"
     assert rows["C27"][3] == "255; 12.4%; 96.5%"
     assert "union8_fp8_cap64k_h200.json" in text and "\n" + " " * 20 + "paper " in text

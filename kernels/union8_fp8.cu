@@ -5,15 +5,16 @@
 // kernels/cluster_pipeline.cuh) with wgmma arithmetic and a producer that never blocks a CTA
 // on its peer unless it must.
 //
-// Work split (as union8.cu). One group G = g execution slots, slot r runs original query
-// π[base + r]. Union8: a cluster of two 128-thread CTAs, CTA0 slots 0-3, CTA1 slots 4-7.
-// Union4: one CTA, slots 0-3. The four warps of a CTA form ONE warpgroup; warp w owns slot w,
-// i.e. rows 16w .. 16w+15 of the M64 wgmma tile = the 16 local Q heads of query π[base + r].
+// Work split (as union8.cu). One group G = g member positions, position r runs original
+// query π[base + r]. Union8: a cluster of two 128-thread CTAs, CTA0 positions 0-3, CTA1 4-7.
+// Union4: one CTA, positions 0-3. The four warps of a CTA form ONE warpgroup; warp w owns
+// member position w, i.e. rows 16w .. 16w+15 of the M64 wgmma tile = the 16 local Q heads of
+// query π[base + r].
 // The cluster walks U_G (ascending page ids). Per page p:
-//   * the CTA skips the page when none of its four slots selects p with a visible token
+//   * the CTA skips the page when none of its four members selects p with a visible token
 //     (membership bit, t < min(c_i + 1, L_i)); it still waits / releases the slot (protocol);
-//   * otherwise the warpgroup computes S = Q8 K8^T (4 x wgmma m64n128k32 e4m3, FP32 accum.),
-//     each warp whose own slot works on p does the FP32 online-softmax step on its 16 rows and
+//   * otherwise the warpgroup computes Z = Q8 K8^T (4 x wgmma m64n128k32 e4m3, FP32 accum.),
+//     each warp whose own member works on p does the FP32 online-softmax step on its 16 rows and
 //     converts 2^8-scaled probabilities to E4M3 (rows of idle warps give P = 0),
 //     the warpgroup computes the page product O_p = P8 V8 (4 x wgmma, fresh accumulator),
 //     and each working warp folds it in: O = O * 2^(m - m') + O_p (FP32 FFMA).
@@ -26,7 +27,7 @@
 // the two give the same bits; replayed op for op by pageweaver_edu/replay/fp8.py):
 //   Q row (query, head): amax = max |q|, q8 = e4m3(q * (448 / amax)), qs = amax / 448.
 //   rf = qs * (k_scale[h] * scale * log2 e)      (per row, FP32)
-//   m' = max(m, rf * max_valid S)   a = 2^(m - m')   p = 2^(fma(S, rf, 8 - m'))  (= 256 P)
+//   m' = max(m, rf * max_valid Z)   a = 2^(m - m')   p = 2^(fma(Z, rf, 8 - m'))  (= 256 P)
 //   l = l * a + sum p               O = fma(O, a, e4m3(p) . v8)
 //   o = bf16(O * (v_scale[h] / l))  (0 when the row saw no token)
 //
@@ -37,7 +38,7 @@
 //   vt [pages, H, 16384] bytes: V TRANSPOSED, row n = dim n, column a = token tau(a), same
 //      swizzle. k_scale / v_scale [H] float32.
 // The K-major rule. FP8 wgmma takes B only K-major (no transpose bit for 8-bit types). For
-// S = Q K^T the reduction runs over d, and a K page is already token rows of d bytes. For
+// Z = Q K^T the reduction runs over d, and a K page is already token rows of d bytes. For
 // O = P V it runs over tokens, so B must hold, for each output dim, the page's 128 tokens
 // contiguously: V^T. Options: (a) transpose V in shared memory every page (FA3 does this
 // with a producer warpgroup: LDSM.T/STSM, 16 KiB per page per CTA, a CTA barrier and a proxy
@@ -46,7 +47,7 @@
 // plain byte copy; the price is paid by the cache writer, which appends a token as one byte in
 // each of 128 rows of the V^T page (a strided write, at column tau^-1(t)) instead of one
 // 128-byte row, and by any other consumer of the cache that expects token-major V. The column
-// order inside each 32-token block (tau) is chosen so that the S accumulator registers,
+// order inside each 32-token block (tau) is chosen so that the Z accumulator registers,
 // converted in place, are exactly the wgmma A-operand fragment of the PV product: no
 // shuffles, no shared memory.
 //   tau(a) = 32 (a >> 5) + 16 ((a >> 4) & 1) + 8 ((a >> 1) & 1) + 2 ((a >> 2) & 3) + (a & 1)
@@ -80,7 +81,7 @@ namespace union8_fp8 {
 
 using namespace fp8;  // the FP8 arithmetic of every FP8 union kernel (fp8_wgmma.cuh)
 
-constexpr int kWarps = kSlotsPerCta;         // one warp per execution slot = one warpgroup
+constexpr int kWarps = kSlotsPerCta;         // one warp per member position = one warpgroup
 constexpr int kThreads = kWarps * kWarpSize; // 128
 constexpr int kNumSlots = PW_UNION_SLOTS;
 constexpr int kSlotBytes = 2 * kTileBytes;   // K then V^T
@@ -130,7 +131,7 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
   const int p_begin = __ldg(a.plan.page_offsets + gi);
   const int count = __ldg(a.plan.page_offsets + gi + 1) - p_begin;  // |U_G|
 
-  // Visible-token limits of the CTA's four slots (0: no query there, nothing visible).
+  // Visible-token limits of the CTA's four member positions (0: no query, nothing visible).
   int lim[kWarps];
   int qid = 0, my_lim = 0;
   bool present = false;
@@ -174,18 +175,21 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
       }
       int pid = __ldg(a.plan.pages + p_begin + m);
       if (pid < 0 || pid >= a.plan.num_pages) pid = 0;  // out of range: load a valid page, masked
+      // region: fp8-tile-copy
       const size_t src = (static_cast<size_t>(pid) * a.plan.kv_heads + head) * tile_stride;
       const uint32_t dst = slots + s * kSlotBytes;
       bulk_copy<kCtas>(dst, a.k + src, kTileBytes, full0 + 8 * s);
       bulk_copy<kCtas>(dst + kTileBytes, a.vt + src, kTileBytes, full0 + 8 * s);
+      // endregion: fp8-tile-copy
       ++issued;
     }
   };
   if (producer) pump(-1);
 
+  // region: fp8-q-quantize
   // ---- Q rows g and g + 8 of my query: load BF16, quantize per row to E4M3 (A fragments).
   uint32_t qa[kKSteps][4];
-  float rf_lo = 0.f, rf_hi = 0.f;  // S -> log2 units, per row
+  float rf_lo = 0.f, rf_hi = 0.f;  // Z -> log2 units, per row
   {
     uint2 raw[2][2 * kKSteps];
     const __nv_bfloat16* qbase =
@@ -203,6 +207,7 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
     }
     quantize_q_rows(raw, __ldg(a.k_scale + head) * a.plan.scale_log2, qa, rf_lo, rf_hi);
   }
+  // endregion: fp8-q-quantize
 
   float o[64];
 #pragma unroll
@@ -233,10 +238,11 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
     }
     __syncwarp();  // wgmma is .aligned: the warp converges after the per-thread waits
 
+    // region: fp8-page-products
     if (cta_work) {  // CTA-uniform: the whole warpgroup executes the wgmma
       const uint32_t k_tile = slots + s * kSlotBytes;
       float d[64];
-      wgmma_tile(d, qa, k_tile);  // S = Q8 K8^T (FP32)
+      wgmma_tile(d, qa, k_tile);  // Z = Q8 K8^T (FP32)
       if (producer) pump(-1);
 
       uint32_t pa[kKSteps][4];
@@ -257,6 +263,7 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
       wgmma_tile(d, pa, k_tile + kTileBytes);  // O_p = P8 V8 (fresh, FP32)
       if (work) fold_page(o, d, al_lo, al_hi);
     }
+    // endregion: fp8-page-products
 
     __syncwarp();
     mbar_release<kCtas>(empty0 + 8 * s);  // event ②: this thread is done with slot s

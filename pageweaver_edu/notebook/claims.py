@@ -236,8 +236,8 @@ def model_claims(claims: PaperClaims, cap, numbers: dict) -> tuple[bool, str]:
                "cap64k byte model, page pairs (FP32) / Union8: "
                f"{t_cap['page_pairs'] / t_cap['union8']:.2f}x", "simulation")
     claims.add("C13", "§4.3", "padded partial workspace for 16K queries", "~1 GiB",
-               f"{partial_bytes(16384 * 16, 16, 128, 2, 0) / 2**30:.3f} GiB (16 BF16 slots) = "
-               f"{partial_bytes(16384 * 8, 16, 128, 4, 0) / 2**30:.3f} GiB (8 FP32 slots), "
+               f"{partial_bytes(16384 * 16, 16, 128, 2, 0) / 2**30:.3f} GiB (16 BF16 entries) = "
+               f"{partial_bytes(16384 * 8, 16, 128, 4, 0) / 2**30:.3f} GiB (8 FP32 entries), "
                "H=16, D=128", "simulation")
     bc = make_preset("beyond-capacity")
     fallback = bool(np.array_equal(greedy_regroup(bc.topk, Grouping(128), **bc.regroup_kwargs()),

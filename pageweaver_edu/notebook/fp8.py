@@ -3,7 +3,9 @@
 * :func:`e4m3_error_figure` — E4M3 rounding error against magnitude, with the probability
   range before and after the kernel's 2^8 pre-scale;
 * :func:`budget_table`, :func:`budget_bars`, :func:`knob_figure`, :func:`budget_app` — the
-  NRMS of each stage (:mod:`pageweaver_edu.replay.fp8_budget`) and its knobs;
+  NRMS of each source of error (:mod:`pageweaver_edu.replay.fp8_budget`) and its knobs;
+* :data:`QUANTIZE_ROW` — the exercise: quantize one Q row to E4M3 with its scale, checked
+  against :func:`pageweaver_edu.replay.fp8.quantize_q_rows`;
 * :func:`speed_table`, :func:`targets_table` — the recorded FP8 run beside BF16 Union8, the
   paper and the targets (docs/definitions.md#fp8-arithmetic, docs/definitions.md#paper-numbers).
 """
@@ -17,24 +19,25 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..records import record_header
-from ..replay.fp8 import nrms, to_e4m3
+from ..replay.fp8 import nrms, quantize_q_rows, to_e4m3
 from ..replay.fp8_budget import budget, stage_output
-from .style import style
+from .exercises import Exercise
+from .style import style, widget_ready
 
-#: (budget key, stage, what it rounds) in table order.
+#: (budget key, error source, what it rounds) in table order.
 BUDGET_ROWS = (
     ("q_quantization", "Q quantization", "q → E4M3, one scale per (query, head) row"),
     ("p_quantization", "P quantization", "2<sup>8</sup>·p → E4M3 for the PV product"),
     ("fp32_accumulation", "accumulation (FP32, page order)",
      "running m, ℓ, O in FP32; page products folded in ascending order"),
     ("bf16_output", "BF16 output", "o rounded to BF16"),
-    ("total", "**kernel arithmetic, all stages**", "the emulated kernel"),
-    ("rss", "√(Σ stage²)", "the four stages added in quadrature"),
+    ("total", "**kernel arithmetic, all sources**", "the emulated kernel"),
+    ("rss", "√(Σ source²)", "the four sources added in quadrature"),
     ("kv_cache", "KV cache itself (storage)", "float64 on the FP8 cache vs on BF16 K/V"),
     ("end_to_end", "**end to end**", "the emulated kernel vs float64 on BF16 K/V"),
     ("rss_all", "√(total² + cache²)", "kernel and cache in quadrature"))
 BUDGET_KEYS = [key for key, _, _ in BUDGET_ROWS]
-BAR_LABELS = ["Q quant.", "P quant.", "FP32 accum.", "BF16 out", "kernel total", "√Σ stages²",
+BAR_LABELS = ["Q quant.", "P quant.", "FP32 accum.", "BF16 out", "kernel total", "√Σ sources²",
               "KV cache", "end to end", "√(total²+cache²)"]
 BAR_PATTERNS = ["", "", "", "", "/", "x", ".", "/", "x"]
 #: Union8 time over Union4 time in the paper (geometric mean, arXiv:2610.11201 §5.2).
@@ -53,9 +56,10 @@ def e4m3_error_figure() -> go.Figure:
     for lo, hi, y, label, dash in (
             (2.0**-17, 1.0, 125, "probabilities 2<sup>-17</sup> … 1 (no pre-scale)", "dot"),
             (2.0**-9, 2.0**8, 112, "the same × 2<sup>8</sup> (the kernel)", "dash")):
-        fig.add_scatter(x=[lo, hi], y=[y, y], mode="lines+markers+text", line_dash=dash,
+        # named in the legend, not on the plot: a label on the line would cross the markers
+        fig.add_scatter(x=[lo, hi], y=[y, y], mode="lines+markers", line_dash=dash,
                         marker_symbol="line-ns", marker_size=14, marker_line_width=2,
-                        text=["", label], textposition="top left", name=label)
+                        name=label)
     for xv, label, side in ((2.0**-10, "← rounds to 0 ", "right"),
                             (2.0**-6, " smallest normal 2<sup>-6</sup>", "left"),
                             (448.0, "saturates at 448 ", "right")):
@@ -65,13 +69,13 @@ def e4m3_error_figure() -> go.Figure:
                      range=[-18 * np.log10(2), 10 * np.log10(2)])
     fig.update_yaxes(range=[0, 140])
     return style(fig, "E4M3 relative rounding error vs magnitude", "x (log scale)",
-                 "relative error (%)", height=420, legend_rows=0).update_layout(showlegend=False)
+                 "relative error (%)", height=460, legend_rows=2)
 
 
 def budget_table(b: dict) -> str:
-    """Markdown: NRMS per stage of a :func:`~pageweaver_edu.replay.fp8_budget.budget` and each
-    single stage's share of the total's square."""
-    lines = ["| stage | what is rounded | NRMS | share of total² |", "|---|---|--:|--:|"]
+    """Markdown: NRMS per error source of a :func:`~pageweaver_edu.replay.fp8_budget.budget`
+    and each single source's share of the total's square."""
+    lines = ["| error source | what is rounded | NRMS | share of total² |", "|---|---|--:|--:|"]
     for key, name, what in BUDGET_ROWS:
         share = (f"{100 * b[key] ** 2 / b['total'] ** 2:.1f} %" if key in b and key[0] in "qpfb"
                  else "")
@@ -87,13 +91,13 @@ def budget_bars(values: dict, fig=None):
                          textposition="outside", marker_pattern_shape=BAR_PATTERNS,
                          marker_color=["#4c72b0"] * 4 + ["#333333"] * 2 + ["#999999"] * 3))
     fig.update_yaxes(type="log", range=[-6, 2.3], exponentformat="power")
-    return style(fig, "FP8 error budget per stage (NRMS, log scale)",
-                 "stage (plain: one stage alone; /: measured together; x: quadrature sum)",
+    return style(fig, "FP8 error budget per source (NRMS, log scale)",
+                 "error source (plain: one alone; /: measured together; x: quadrature sum)",
                  "NRMS vs float64 (%)", height=430, legend_rows=0)
 
 
 def knob_figure(case) -> go.Figure:
-    """The P stage against its pre-scale exponent, the Q stage against the Q magnitude with and
+    """The P error against its pre-scale exponent, the Q error against the Q magnitude with and
     without the per-row scale (``case``: a small
     :func:`~pageweaver_edu.replay.fp8_budget.make_case`)."""
     shifts, exps = list(range(-4, 11)), list(range(-10, 9))
@@ -103,11 +107,11 @@ def knob_figure(case) -> go.Figure:
                              case.ref) for e in exps] for on in (True, False)}
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1)
     fig.add_scatter(x=shifts, y=p_err, mode="lines+markers", marker_symbol="circle",
-                    name="P stage", row=1, col=1)
+                    name="P quantization", row=1, col=1)
     for on, symbol, dash in ((True, "square", "solid"), (False, "diamond", "dash")):
         fig.add_scatter(x=exps, y=q_err[on], mode="lines+markers", marker_symbol=symbol,
-                        line_dash=dash, name=f"Q stage, per-row scale {'on' if on else 'off'}",
-                        row=1, col=2)
+                        line_dash=dash, row=1, col=2,
+                        name=f"Q quantization, per-row scale {'on' if on else 'off'}")
     style(fig, "Why 2<sup>8</sup> and why a per-row Q scale (8 queries, NRMS vs float64)", "",
           "NRMS (%)", height=430)
     fig.update_yaxes(type="log", tickvals=[2, 3, 5, 10, 20, 50], title_text="NRMS (%)")
@@ -122,9 +126,12 @@ def budget_app(case):
     Q scale), redrawn in place."""
     import ipywidgets as widgets
 
-    shift = widgets.IntSlider(value=8, min=-4, max=10, description="P pre-scale s")
-    qexp = widgets.IntSlider(value=0, min=-10, max=8, description="Q magnitude e")
-    rowscale = widgets.Checkbox(value=True, description="Q per-row scale")
+    wide = {"style": {"description_width": "initial"},
+            "layout": widgets.Layout(width="380px")}
+    shift = widgets.IntSlider(value=8, min=-4, max=10, description="P pre-scale s", **wide)
+    qexp = widgets.IntSlider(value=0, min=-10, max=8, description="Q magnitude e", **wide)
+    rowscale = widgets.Checkbox(value=True, description="Q per-row scale", indent=False,
+                                style={"description_width": "initial"})
     status = widgets.Label()
     fig = budget_bars(budget(case), go.FigureWidget())
 
@@ -141,7 +148,8 @@ def budget_app(case):
     for control in (shift, qexp, rowscale):
         control.observe(redraw, "value")
     redraw()
-    return widgets.VBox([widgets.HBox([shift, qexp, rowscale]), status, fig])
+    controls = widgets.HBox([shift, qexp, rowscale], layout=widgets.Layout(flex_flow="row wrap"))
+    return widgets.VBox([controls, status, widget_ready(fig)])
 
 
 def speed_table(fp8: dict) -> tuple[str, str, str]:
@@ -216,3 +224,50 @@ def targets_table(fp8: dict) -> tuple[str, str]:
     text = (f"{len(checks) - len(missed)} of {len(checks)} targets met; missed: "
             f"{missed or 'none'}\nbest FP8 rate on the C4 work: {s['tflops_c4_best']:.0f} TFLOP/s")
     return "\n".join(lines), text
+
+
+def quantize_row_reference(q):
+    """One (query, head) row ``q`` (float32 ``[d]``) as the kernel quantizes it: (``q8``,
+    torch ``float8_e4m3fn`` ``[d]``; ``s_Q``, float) with ``q ≈ q8 · s_Q``."""
+    q8, scale = quantize_q_rows(q[None])
+    return q8[0], float(scale[0])
+
+
+def _row_cases(rng):
+    import torch
+
+    def row(x):
+        return (torch.from_numpy(np.asarray(x, dtype=np.float32)),), {}
+
+    for e in (-14, -4, 0, 3, 9):  # magnitudes far below and above E4M3's normal range
+        yield row(rng.standard_normal(128) * 2.0**e)
+    spike = 1e-3 * rng.standard_normal(128)
+    spike[int(rng.integers(128))] = -300.0  # one large element: the others go subnormal
+    yield row(spike)
+    yield row(np.full(128, 0.75))  # every element hits 448 exactly
+    yield row(np.zeros(128))  # amax = 0: the kernel writes zeros and scale 0
+
+
+def _same_row(got, want) -> bool:
+    """Same E4M3 bytes (the reader may return them as float values) and the same scale to
+    float32 rounding."""
+    import torch
+
+    try:
+        q8, scale = got
+        q8 = torch.as_tensor(q8)
+        if q8.dtype != torch.float8_e4m3fn:
+            q8 = q8.float().to(torch.float8_e4m3fn)
+        same_bytes = q8.shape == want[0].shape and torch.equal(q8.view(torch.uint8),
+                                                               want[0].view(torch.uint8))
+        return same_bytes and abs(float(scale) - want[1]) <= 1e-6 * abs(want[1])
+    except (TypeError, ValueError, RuntimeError):
+        return False
+
+
+#: Chapter 12's exercise: step 2 of the math for one row, bit for bit.
+QUANTIZE_ROW = Exercise(
+    "quantize a Q row",
+    "quantize_row(q): q is one (query, head) row, a float32 torch tensor [128]; return "
+    "(q8 as torch.float8_e4m3fn, s_Q as a float) with q ≈ q8 · s_Q, as the kernel does.",
+    quantize_row_reference, _row_cases, _same_row)

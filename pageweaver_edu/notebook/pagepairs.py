@@ -146,11 +146,11 @@ def traffic_table(rows: dict) -> str:
 def workspace_lines(rows: dict, queries: int) -> str:
     """The partial workspace of ``queries`` queries: padded layouts, then each preset's."""
     lines = []
-    for label, slots, out_b in (("K = 16 slots, BF16 partial + FP32 LSE", 16, 2),
-                                ("K/2 = 8 slots, FP32 partial + FP32 LSE", 8, 4),
-                                ("K = 16 slots, FP32 partial + FP32 LSE", 16, 4)):
-        total = partial_bytes(queries * slots, 16, 128, out_b)
-        values = partial_bytes(queries * slots, 16, 128, out_b, lse_bytes=0)
+    for label, entries, out_b in (("K = 16 entries, BF16 partial + FP32 LSE", 16, 2),
+                                  ("K/2 = 8 entries, FP32 partial + FP32 LSE", 8, 4),
+                                  ("K = 16 entries, FP32 partial + FP32 LSE", 16, 4)):
+        total = partial_bytes(queries * entries, 16, 128, out_b)
+        values = partial_bytes(queries * entries, 16, 128, out_b, lse_bytes=0)
         lines.append(f"{label:42} {total / 2**30:6.3f} GiB  (partial values alone "
                      f"{values / 2**30:.3f} GiB)")
     for name, r in rows.items():

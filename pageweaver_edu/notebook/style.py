@@ -19,7 +19,7 @@ import numpy as np
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "cross", "star", "hexagon")
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 #: Text labels used on cells and bars next to colours.
-CTA_LABELS = ("CTA0 (slots 0–3)", "CTA1 (slots 4–7)")
+CTA_LABELS = ("CTA0 (member positions 0–3)", "CTA1 (member positions 4–7)")
 FONT = dict(family="DejaVu Sans, Arial, sans-serif", size=13)
 TITLE_PX, SUBTITLE_PX, LEGEND_ROW_PX = 36, 17, 25  # vertical room per top element
 
@@ -140,4 +140,28 @@ def widget_ready(*figs):
         if hasattr(fig, "_widget_data"):
             fig._widget_layout = deepcopy(fig._layout_obj._props)
             fig._widget_data = deepcopy(fig._data)
+            fit_to_output(fig)
     return figs[0] if figs else None
+
+
+def fit_to_output(fig) -> None:
+    """Make a FigureWidget as wide as its output area, now and after the window resizes.
+
+    A FigureWidget draws before JupyterLab attaches it to the page, measures a width of 0
+    there and falls back to plotly's default 700 px, about 70 % of a notebook's output. Its
+    view reports its first drawing back to the kernel (the trace deltas); by then the view is
+    on the page, so that first report answers with a relayout that drops the width and lets
+    plotly size the figure to its container. ``responsive`` keeps it fitted when the window
+    changes. A figure with an explicit ``layout.width`` keeps it.
+    """
+    if not hasattr(fig, "_widget_data") or fig.layout.width is not None:
+        return
+    fig._config = {**(fig._config or {}), "responsive": True}
+    fitted = []
+
+    def fit(change) -> None:
+        if change["new"] and not fitted:
+            fitted.append(True)
+            fig._send_relayout_msg({"autosize": True, "width": None})
+
+    fig.observe(fit, "_js2py_traceDeltas")

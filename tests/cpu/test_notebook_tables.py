@@ -67,7 +67,10 @@ def test_online_cost_tables(records):
     assert len(lines) == 2 + 4 and lines[2].startswith("| cap64k | 2,000 | 1,800 | 1,820 | +50")
     assert lines[-1].startswith("| cap64k (8 KV heads) | 16,000 |") and "| 20.0 | 26.0 |" in table
     fig, rows = orderings()
-    assert len(fig.data) == 3 and list(fig.data[0].x) == [100, 90, 85, 80, 200]
+    # one series per ordering, one point per preset; the presets are named on the original
+    assert len(fig.data) == 5 and list(fig.data[0].x) == [100, 100, 100]
+    assert list(fig.data[4].y) == [4000.0, 1000.0, 8000.0] and fig.data[0].text == tuple(
+        ["cap64k", "cap16k-high-overlap", "interleaved-64k"]) and fig.data[1].text is None
     assert "| cap64k | union8_fixed_w128 | 85 | 170 | 1,800 | 100 |" in rows
     assert "| interleaved-64k | union4_original | – | 150 | 3,000 | 100 |" in rows
     med = {k: ROWS[k] for k in ("union8_original", "union8_fixed_w128", "union8_online_w128")}

@@ -53,7 +53,12 @@ def _run(q, cache, topk, cpos, lens, perms=None, group=8, offsets=None, slots=2)
 
 def _check(out, q, cache, topk, cpos, lens, rows=None, emulation=None):
     """Kernel rows ``rows`` (all by default) vs the emulation (with the keyword arguments
-    ``emulation`` of the kernel's build) and the float64 reference."""
+    ``emulation`` of the kernel's build) and the float64 reference.
+
+    A lazy build's reference maximum jumps where a page maximum crosses it by ``lazy_tau``:
+    the tensor core's S and the emulation's differ in the last bits, so near that threshold
+    they can take different references and round P to E4M3 differently from then on. Its bound
+    against the emulation is therefore twice as wide (half the error against float64, 2 %)."""
     import torch
 
     assert not torch.isnan(out).any(), "some output rows were never written"
@@ -69,7 +74,8 @@ def _check(out, q, cache, topk, cpos, lens, rows=None, emulation=None):
     emu = fp8_union_attention(qs, kv, ts, cs, ls, **(emulation or {})).float()
     e_ref, e_emu = nrms(got, ref), nrms(got, emu)
     assert e_ref <= NRMS_MAX, f"kernel vs float64 NRMS {e_ref:.3e}"
-    assert e_emu <= min(EMU_MAX, EMU_FRACTION * e_ref) or e_emu == 0, (
+    widen = 2.0 if (emulation or {}).get("lazy_tau") is not None else 1.0
+    assert e_emu <= widen * min(EMU_MAX, EMU_FRACTION * e_ref) or e_emu == 0, (
         f"kernel vs emulation NRMS {e_emu:.3e} (vs float64 {e_ref:.3e})")
     empty = ~np.any(ref != 0, axis=(1, 2))
     assert torch.all(got[torch.from_numpy(empty)] == 0), "rows with an empty A_i must be 0"

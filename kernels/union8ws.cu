@@ -72,13 +72,13 @@
 // exactly the E4M3 P that PV multiplies; 0: the cluster kernel's FP32 sums on the CUDA cores
 // (then both kernels' outputs are bitwise identical).
 #ifndef PW_WS_TC_SUM
-#define PW_WS_TC_SUM 1
+#define PW_WS_TC_SUM 0
 #endif
 // 1: O accumulates in the tensor core across pages (and l too with PW_WS_TC_SUM); a row
 // rescales them only when a page's maximum passes its reference maximum by more than kLazyTau
 // (log2 units), so most pages run no fold and no rescale on the CUDA cores.
 #ifndef PW_WS_LAZY
-#define PW_WS_LAZY 1
+#define PW_WS_LAZY 0
 #endif
 #ifndef PW_WAIT_TIMEOUT_NS
 #define PW_WAIT_TIMEOUT_NS 10000000000ull

@@ -5,10 +5,8 @@ A producer warpgroup streams each group (its Q, then the pages of U_G) through a
 stage (docs/definitions.md#warp-specialized-union8). Inputs as for the cluster kernels:
 
 * :class:`Fp8WsUnionAttention` — an :class:`~.fp8_tiles.Fp8Cache`; the FP8 cluster kernel's
-  products and exponentials with two changes by default: O (and l, as the row sums of the
-  E4M3 P) accumulate in the tensor core across pages, and a row rescales them only when its
-  maximum grows by more than a factor 4 (``lazy``, ``tc_sum``); with both off, the cluster
-  kernel's arithmetic op for op (outputs bitwise identical to it);
+  arithmetic op for op (outputs bitwise identical to it), with two measured alternatives as
+  options (``tc_sum``, ``lazy``);
 * :class:`Bf16WsUnionAttention` — BF16 ``(k, v)``, packed once into half-page tiles
   (:func:`~.bf16_tiles.bf16_half_pages`); BF16 products accumulated in FP32.
 
@@ -79,10 +77,12 @@ class _Persistent:
 class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
     """The warp-specialized FP8 Union8 (g = 8) over an :class:`~.fp8_tiles.Fp8Cache`.
 
-    ``slots`` is the ring depth (default 6); ``tc_sum`` takes each page's sum p from the tensor
-    core (default); ``lazy`` (default) accumulates O in the tensor core across pages and
-    rescales a row only when its maximum grows by more than a factor 4; with both False the
-    build runs the cluster kernel's arithmetic, bit for bit; ``ablate`` (a key of
+    ``slots`` is the ring depth (default 6). By default the build runs the cluster kernel's
+    arithmetic, bit for bit. Two measured alternatives (``benchmarks/bench_union8ws_notes.md``):
+    ``tc_sum`` takes each page's sum p from the tensor core (1 % slower); ``lazy`` accumulates
+    O in the tensor core across pages and rescales a row only when its maximum grows by more
+    than a factor 4 (6 % faster, but 4.2 % NRMS against float64 on the 64K presets, over the
+    4 % FP8 budget, so it is not the default). ``ablate`` (a key of
     :data:`ABLATIONS`) and ``overlap=False`` (products one after the other) build the variants
     of ``benchmarks/bench_union8ws_steps.py``; the other parameters are
     :class:`~.union_attention.UnionAttention`'s.
@@ -94,7 +94,7 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
 
     def __init__(self, q, kv: Fp8Cache, causal_pos=None, lengths=None, slots: int = SLOTS,
                  scale=None, out=None, ablate: str = "full", overlap: bool = True,
-                 tc_sum: bool = True, lazy: bool = True):
+                 tc_sum: bool = False, lazy: bool = False):
         if ablate not in ABLATIONS:
             raise PageWeaverInputError(f"ablate must be one of {sorted(ABLATIONS)}, got {ablate!r}")
         super().__init__(q, kv, causal_pos, lengths, slots, scale, out)

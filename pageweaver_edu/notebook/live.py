@@ -139,16 +139,18 @@ def _medians(rec: dict, names) -> dict:
     return {r["name"]: r["median_us"] for r in rec["results"] if r["name"] in names}
 
 
-def cuda_capture(cap):
+def cuda_capture(cap, announce: bool = True):
     """(Top-K int32 ``[1, N, K]``, L_i int64 ``[N]`` or None) of a capture on the GPU, after
-    printing the device and the workload's shape."""
+    printing the device and the workload's shape (``announce``; a command's output stays
+    its own without it)."""
     import torch
 
     topk = torch.from_numpy(cap.topk.astype(np.int32)).cuda().unsqueeze(0)
     lengths = None if cap.lengths is None else torch.from_numpy(
         np.asarray(cap.lengths, dtype=np.int64)).cuda()
-    print(f"live on {torch.cuda.get_device_name()}: N = {cap.num_queries:,} queries, "
-          f"Top{cap.topk.shape[1]}, P = {cap.page_size}, g = 8, B = 512")
+    if announce:
+        print(f"live on {torch.cuda.get_device_name()}: N = {cap.num_queries:,} queries, "
+              f"Top{cap.topk.shape[1]}, P = {cap.page_size}, g = 8, B = 512")
     return topk, lengths
 
 

@@ -53,7 +53,7 @@ def live_regroup_us(analysis, windows=(64, 128), reps: int = 50) -> dict[str, fl
     from ..notebook.live import cuda_capture
 
     cap = analysis.capture
-    topk, lengths = cuda_capture(cap)
+    topk, lengths = cuda_capture(cap, announce=False)  # the page and --json stay clean
     n, k = cap.topk.shape
     out = {}
     for w in windows:

@@ -15,6 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from pageweaver_edu.notebook.peers import peer_table  # noqa: E402
 from pageweaver_edu.records import recorded_results, result_medians  # noqa: E402
 
 BEGIN, END = "<!-- h200-results:begin -->", "<!-- h200-results:end -->"
@@ -88,7 +89,10 @@ def tables() -> str:
                     f"| {us['union4_original']:,.0f} | {m['union4_original']['tflops_c4']:.0f} "
                     f"| {us['gather_reference']:,.0f} | {'–' if flex is None else f'{flex:,.0f}'} "
                     f"| {s['speedup_vs_gather']:.1f} | {s.get('speedup_vs_flex', '–')} |")
-    return "\n".join(out + acct + base)
+    peers = ["", "FP8 Union8 (warp-specialized, `union8ws_fp8_*` complete calls) and FlashInfer "
+             "on the same inputs, same run, µs (× = FlashInfer time / our best call; NRMS "
+             "against float64 on the FP8 cache, sampled rows):", "", peer_table()]
+    return "\n".join(out + acct + base + peers)
 
 
 def main(argv=None) -> int:

@@ -260,6 +260,7 @@ __device__ __forceinline__ void load_pages(const Args& a, uint32_t base, int lan
         pid = in ? __ldg(a.plan.pages + e) : -1;
         mask = in ? __ldg(a.plan.masks + e) : 0;
       }
+      // region: ws-loader-page
       wait_free();
       const int p = __shfl_sync(0xffffffffu, pid, m & 31);
       const int mk = __shfl_sync(0xffffffffu, mask, m & 31);
@@ -285,6 +286,7 @@ __device__ __forceinline__ void load_pages(const Args& a, uint32_t base, int lan
         }
       }
       next_stage();
+      // endregion: ws-loader-page
     }
   }
 }
@@ -354,6 +356,7 @@ struct Walker {
   // ring slot `hold`, which this consumer still holds (the stage whose PV is pending), so the
   // loader cannot fill it: finish that stage first, then look again.
   static constexpr int kFound = 0, kNone = 1, kBlocked = 2;
+  // region: ws-consumer-walk
   __device__ __forceinline__ int next(Page& pg, int hold) {
     while (left > 0) {
       if (s == hold) return kBlocked;
@@ -367,6 +370,7 @@ struct Walker {
     }
     return kNone;
   }
+  // endregion: ws-consumer-walk
 };
 
 // ---- FP8: one stage = one page (fp8_wgmma.cuh)

@@ -1,0 +1,54 @@
+"""Chapter 12's build-up of the warp-specialized FP8 Union8, read from its recorded step table
+(``benchmarks/results/union8ws_steps_cap64k_h200.json``, written by
+``benchmarks/bench_union8ws_steps.py``: every step timed in one run)."""
+
+from __future__ import annotations
+
+from ..records import record_header, recorded_results
+
+STEM = "union8ws_steps_cap64k_h200"
+#: Step name -> what it adds, in the order of the build-up.
+STEPS = {
+    "cluster": "the cluster kernel: two CTAs on two SMs in lockstep through two slots",
+    "ws_serial_4stages": "one SM per group: a loader warp and two consumer warpgroups share a "
+                         "ring of 4 slots; QK, softmax, PV one after the other",
+    "ws_serial_6stages": "the ring grows to 6 slots",
+    "ws_overlap_6stages": "intra-warpgroup overlap: next page's QK and this page's PV in "
+                          "flight during the softmax (shipped)",
+    "ws_overlap_6stages_tc_sum": "option: each page's sum of P from the tensor core",
+    "ws_overlap_6stages_lazy": "option: O in the tensor core, lazy rescale",
+    "ws_overlap_6stages_lazy_tc_sum": "option: both",
+    "ws_ablate_no_softmax": "ablation of the default build when recorded: no softmax step",
+    "ws_ablate_no_mma": "the same: no products",
+    "ws_ablate_ring_only": "the same: the ring of copies alone",
+}
+
+
+def step_table(record: dict | None = None) -> str:
+    """Markdown table of the recorded steps: µs for the original and the W128 order, and each
+    step's speed-up over the one before it (W128).
+
+    Parameters
+    ----------
+    record : dict, optional
+        A loaded step file; default the recorded ``cap64k`` one.
+    """
+    rec = recorded_results(STEM) if record is None else record
+    us = {r["name"]: r["median_us"] for r in rec["results"]}
+    lines = ["| step | original µs | W128 µs | × previous (W128) |", "|---|--:|--:|--:|"]
+    prev = None
+    for name, what in STEPS.items():
+        if f"{name}_w128" not in us:
+            continue
+        w128 = us[f"{name}_w128"]
+        gain = "–" if prev is None or name.startswith(("ws_ablate", "ws_overlap_6stages_"))\
+            else f"{prev / w128:.2f}"
+        if not name.startswith(("ws_ablate", "ws_overlap_6stages_")):
+            prev = w128
+        lines.append(f"| {what} | {us[f'{name}_original']:,.0f} | {w128:,.0f} | {gain} |")
+    return "\n".join(lines)
+
+
+def step_record_header() -> str:
+    """Where the step table comes from (device, date, commit), printed from the file."""
+    return f"benchmarks/results/{STEM}.json:\n{record_header(recorded_results(STEM))}"

@@ -17,9 +17,9 @@ attention kernel alone (CUDA events, L2 flushed, median of ``--reps``):
 * ablations of the shipped kernel: ``no_softmax`` (P = 0), ``no_mma`` (S constant),
   ``ring_only`` (neither): their differences say what the softmax and the products cost.
 
-Every variant with FP32 sums is first checked bitwise against the cluster kernel, the shipped
-one for bitwise equality across orderings and against the cluster kernel's output by NRMS
-(NaN-poisoned outputs).
+Every variant with the cluster arithmetic is first checked bitwise against the cluster kernel;
+the options with their own arithmetic for bitwise equality across orderings and against the
+cluster kernel's output by NRMS (NaN-poisoned outputs).
 Writes ``benchmarks/results/union8ws_steps_<preset>_h200.json`` (and a copy to $OUT) and
 prints the table last.
 
@@ -70,18 +70,18 @@ def run_preset(name: str, args, env: dict) -> dict:
     union4 = Fp8UnionAttention(x.q, cache, x.cpos, x.lens)  # run with the g = 4 plan
     atts = {k: Fp8WsUnionAttention(x.q, cache, x.cpos, x.lens, **kw) for k, kw in STEPS.items()}
     fresh = common.poisoned(cluster, *atts.values())
-    same, shipped = {}, {}
+    same, own = {}, {}
     for key in c4:
         base = fresh(lambda key=key: cluster.run(o.plans[key]))
         for v in CHECKED:
             same[f"{v}_{key}"] = bool(torch.equal(
                 base, fresh(lambda v=v, key=key: atts[v].run(o.plans[key]))))
         for v in OWN_BITS:
-            shipped[v, key] = fresh(lambda v=v, key=key: atts[v].run(o.plans[key]))
+            own[v, key] = fresh(lambda v=v, key=key: atts[v].run(o.plans[key]))
     nrms_cluster = {}
     for v in OWN_BITS:
-        same[f"{v}_orderings"] = bool(torch.equal(shipped[v, "original"], shipped[v, "w128"]))
-        nrms_cluster[v] = common.nrms(shipped[v, "w128"].float().cpu(), base.float().cpu())
+        same[f"{v}_orderings"] = bool(torch.equal(own[v, "original"], own[v, "w128"]))
+        nrms_cluster[v] = common.nrms(own[v, "w128"].float().cpu(), base.float().cpu())
     timings = common.Timings(args, fp8_peak_tflops=1979.0)
     for key in c4:
         timings.add(f"cluster_{key}", lambda key=key: cluster.run(o.plans[key]), c4=c4[key])

@@ -88,7 +88,8 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     same["union8_3slots"] = bool(torch.equal(base, fresh(lambda: f8s3.run(plans["w128"]))))
     # the warp-specialized kernel: the cluster kernel's bits under every ordering and schedule
     ws_base = fresh(lambda: ws.run(plans["original"]))
-    for key in plans:
+    same["union8ws_original"] = bool(torch.equal(base, ws_base))
+    for key in (k for k in plans if k != "original"):
         same[f"union8ws_{key}"] = bool(torch.equal(
             base, fresh(lambda key=key: ws.run(plans[key]))))
     same["union8ws_online_w128"] = bool(torch.equal(
@@ -100,6 +101,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     check["union8ws_nrms_vs_emulation"] = nrms(ws_got, fp8_union_attention(
         qs, kv, ts, cs, ls, **ws.emulation_options()).float())
     check["union8ws_all_rows_written"] = not bool(torch.isnan(ws_base).any())
+    check["union8ws_build"] = {"tc_sum": ws.tc_sum, "lazy": ws.lazy}
     print(f"  check: nrms vs float64 {check['nrms_vs_float64']:.3e}, vs emulation "
           f"{check['nrms_vs_emulation']:.3e}; union8ws {check['union8ws_nrms_vs_float64']:.3e} / "
           f"{check['union8ws_nrms_vs_emulation']:.3e}; bitwise {all(same.values())}", flush=True)
@@ -193,7 +195,7 @@ def smoke_fp8() -> int:
     outs += common.smoke_outputs(  # the warp-specialized kernel: the same bits
         s, lambda plan, out: Fp8WsUnionAttention(s.q, cache, s.c, s.ln, out=out).run(plan),
         groups=(8,))
-    shipped = common.smoke_outputs(  # the lazy build: its own bits, any order
+    lazy = common.smoke_outputs(  # the lazy build: its own bits, any order
         s, lambda plan, out: Fp8WsUnionAttention(s.q, cache, s.c, s.ln, out=out, lazy=True,
                                                  tc_sum=True).run(plan), groups=(8,))
     lg = cache.logical
@@ -201,7 +203,7 @@ def smoke_fp8() -> int:
     ref = reference_on_cache(s.q.cpu(), kv, s.topk, s.cpos, s.lens)
     emu = fp8_union_attention(s.q.cpu(), kv, s.topk, s.cpos, s.lens).float()
     errs, same, nan = common.smoke_summary(outs, ref)
-    errs_ws, same_ws, nan_ws = common.smoke_summary(shipped, ref)  # lazy
+    errs_ws, same_ws, nan_ws = common.smoke_summary(lazy, ref)
     e_emu = nrms(outs[0].float().cpu(), emu)
     print(f"smoke fp8: nrms vs float64 {[f'{e:.2e}' for e in errs + errs_ws]}, vs emulation "
           f"{e_emu:.2e}, bitwise identical {same} / {same_ws}, NaN {nan or nan_ws}", flush=True)

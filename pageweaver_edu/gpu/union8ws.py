@@ -17,6 +17,7 @@ launch passes the counter's value before it, and adds H*G + CTAs to it.
 from __future__ import annotations
 
 from ..core.inputs import PageWeaverInputError
+from ..replay.fp8 import P_SCALE_LOG2
 from .bf16_tiles import Bf16HalfPages, bf16_half_pages
 from .fp8_tiles import TILE_BYTES, Fp8Cache
 from .loader import multiprocessors
@@ -32,6 +33,14 @@ Q_TILE_BYTES = 4 * HEADS * DIM * 2  # one consumer's 4 queries x 16 heads x 128 
 LAZY_SHIFT, LAZY_TAU = 6, 2.0
 #: Timing-only builds of the FP8 kernel (``PW_WS_ABLATE``): the step table's ablations.
 ABLATIONS = {"full": 0, "no_softmax": 1, "no_mma": 2, "ring_only": 3}
+
+
+def emulation_options(tc_sum: bool = False, lazy: bool = False) -> dict:
+    """Keyword arguments of :func:`pageweaver_edu.replay.fp8.fp8_union_attention` that emulate
+    the FP8 build with these options: the P scale, the lazy rescale, which probabilities l
+    sums."""
+    return {"p_shift": LAZY_SHIFT if lazy else P_SCALE_LOG2,
+            "lazy_tau": LAZY_TAU if lazy else None, "p8_sums": bool(tc_sum)}
 
 
 class _Persistent:
@@ -106,11 +115,8 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
         self._start_counter()
 
     def emulation_options(self) -> dict:
-        """Keyword arguments of :func:`pageweaver_edu.replay.fp8.fp8_union_attention` that
-        emulate this build's arithmetic (the P scale, lazy rescale, which probabilities l
-        sums)."""
-        return {"p_shift": LAZY_SHIFT if self.lazy else 8,
-                "lazy_tau": LAZY_TAU if self.lazy else None, "p8_sums": self.tc_sum}
+        """:func:`emulation_options` of this build."""
+        return emulation_options(self.tc_sum, self.lazy)
 
     def operands(self) -> tuple[int, ...]:
         """The cluster kernel's six, then the group counter and its value before this launch."""

@@ -10,41 +10,42 @@ Ratios are taken only inside one file. Chapters 08 and 11 and the README print t
 
 from __future__ import annotations
 
-import glob
 import math
-import os
 
-from ..records import recorded_results
+from ..records import list_records, result_medians
+from ..records.files import ROOT
 
 #: The paper's headline: Union8 over FlashInfer, geometric mean, FP8 KV on both sides (§5).
 PAPER_SPEEDUP_VS_FLASHINFER = 1.70
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def peer_records(root: str = _ROOT) -> list[dict]:
-    """The FP8 result files that hold FlashInfer rows, newest build last per preset.
+def peer_records(root: str = str(ROOT)) -> list[dict]:
+    """The FP8 result files that hold FlashInfer rows and our warp-specialized rows.
 
     Returns
     -------
     list of dict
-        Each file's content plus ``path`` (relative to ``root``).
+        Each file's content plus ``path`` (relative to ``root``), sorted by path.
     """
-    out = []
-    pattern = os.path.join(root, "benchmarks", "results", "union8_fp8_*_h200*.json")
-    for path in sorted(glob.glob(pattern)):
-        rec = recorded_results(os.path.abspath(path))
-        names = {r["name"] for r in rec.get("results", [])}
-        if "flashinfer_msa_fp8" in names and "union8ws_fp8_fixed_w128" in names:
-            out.append({**rec, "path": os.path.relpath(path, root)})
-    return out
+    return [rec for rec in list_records(root, "union8_fp8_*_h200*")
+            if {"flashinfer_msa_fp8", "union8ws_fp8_fixed_w128"} <= set(result_medians(rec))]
+
+
+#: (tc_sum, lazy) of a union8ws build -> its name in the table.
+BUILD_NAMES = {(False, False): "shipped", (True, False): "tc_sum", (False, True): "lazy, FP32 sums",
+               (True, True): "lazy"}
 
 
 def _build(rec: dict) -> str:
-    """Which union8ws build a file timed: the files of the commit whose default was the lazy
-    build compare it with an eager copy (``union8ws_eager_original``)."""
-    same = rec.get("check", {}).get("bitwise_identical", {})
-    return "lazy" if "union8ws_eager_original" in same else "shipped"
-
+    """Which union8ws build a file timed: ``check["union8ws_build"]`` (``{"tc_sum", "lazy"}``);
+    files written before that field name the lazy build (with tensor-core sums) by carrying an
+    extra eager copy's check (``union8ws_eager_original``), the others timed the shipped one."""
+    check = rec.get("check", {})
+    build = check.get("union8ws_build")
+    if build is None:
+        lazy = "union8ws_eager_original" in check.get("bitwise_identical", {})
+        build = {"tc_sum": lazy, "lazy": lazy}
+    return BUILD_NAMES[bool(build["tc_sum"]), bool(build["lazy"])]
 
 def peer_row(rec: dict) -> dict:
     """One file as a row: our best union8ws FP8 call, FlashInfer's rows, ratios, NRMS.
@@ -57,7 +58,7 @@ def peer_row(rec: dict) -> dict:
         ``msa_programs``,
         ``decode_bf16_tc``, ``decode_fp8_tc`` (µs) and ``x_msa``, ``x_decode`` (peer / ours).
     """
-    us = {r["name"]: r["median_us"] for r in rec["results"]}
+    us = result_medians(rec)
     check = rec.get("check", {})
     ours = {k: us[f"union8ws_fp8_{k}"] for k in ("original", "fixed_w128", "online_w128")}
     best = min(ours.values())
@@ -81,7 +82,7 @@ def _pct(x) -> str:
     return "–" if x is None else f"{100 * x:.2f} %"
 
 
-def peer_table(root: str = _ROOT) -> str:
+def peer_table(root: str = str(ROOT)) -> str:
     """The Markdown table (one row per file) and the geometric mean over the newest files."""
     rows = [peer_row(r) for r in peer_records(root)]
     lines = ["| preset | KV heads | commit | union8ws build | ours: original / fixed W128 / "

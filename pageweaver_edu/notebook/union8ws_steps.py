@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from ..records import record_header, recorded_results
+from ..records import record_header, recorded_results, result_medians
 
 STEM = "union8ws_steps_cap64k_h200"
 #: Step name -> what it adds, in the order of the build-up.
@@ -23,6 +23,9 @@ STEPS = {
     "ws_ablate_ring_only": "the same: the ring of copies alone",
 }
 
+#: The steps of the build-up itself (each compared with the one before it).
+BUILD_UP = ("cluster", "ws_serial_4stages", "ws_serial_6stages", "ws_overlap_6stages")
+
 
 def step_table(record: dict | None = None) -> str:
     """Markdown table of the recorded steps: µs for the original and the W128 order, and each
@@ -34,16 +37,16 @@ def step_table(record: dict | None = None) -> str:
         A loaded step file; default the recorded ``cap64k`` one.
     """
     rec = recorded_results(STEM) if record is None else record
-    us = {r["name"]: r["median_us"] for r in rec["results"]}
+    us = result_medians(rec)
     lines = ["| step | original µs | W128 µs | × previous (W128) |", "|---|--:|--:|--:|"]
     prev = None
     for name, what in STEPS.items():
         if f"{name}_w128" not in us:
             continue
         w128 = us[f"{name}_w128"]
-        gain = "–" if prev is None or name.startswith(("ws_ablate", "ws_overlap_6stages_"))\
-            else f"{prev / w128:.2f}"
-        if not name.startswith(("ws_ablate", "ws_overlap_6stages_")):
+        gain = "–"
+        if name in BUILD_UP:  # options and ablations get no ratio
+            gain = "–" if prev is None else f"{prev / w128:.2f}"
             prev = w128
         lines.append(f"| {what} | {us[f'{name}_original']:,.0f} | {w128:,.0f} | {gain} |")
     return "\n".join(lines)

@@ -43,3 +43,11 @@ def test_table_reads_only_files_with_peer_rows_and_separates_builds(tmp_path):
     assert table.count("| cap64k |") == 2 and "cap16k" not in table
     assert "lazy build: 2.00×" in table and "shipped build: 1.50×" in table
     assert "1.70×" in table
+
+
+def test_build_comes_from_the_recorded_options():
+    rec = _record([800, 700, 720, 1120, 1480, 1860, 2770])
+    rec["check"]["union8ws_build"] = {"tc_sum": False, "lazy": True}
+    assert peers.peer_row(rec)["build"] == "lazy, FP32 sums"
+    rec["check"]["union8ws_build"] = {"tc_sum": False, "lazy": False}
+    assert peers.peer_row(rec)["build"] == "shipped"

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from pageweaver_edu.core.grouping import Grouping
+from pageweaver_edu.gpu.union8ws import emulation_options
 from pageweaver_edu.regroup.bitmap import greedy_regroup
 from pageweaver_edu.workloads import make_preset
 from tests.gpu.test_union8 import _check as check_bf16
@@ -32,13 +33,6 @@ from tests.helpers.gpu_cases import (
 # The measured alternatives with their own arithmetic: (tc_sum, lazy). The shipped build,
 # (False, False), runs the cluster kernel's.
 BUILDS = [(True, False), (False, True), (True, True)]
-
-
-def _emu(tc_sum=False, lazy=False) -> dict:
-    from pageweaver_edu.gpu.union8ws import LAZY_SHIFT, LAZY_TAU
-
-    return {"p_shift": LAZY_SHIFT if lazy else 8, "lazy_tau": LAZY_TAU if lazy else None,
-            "p8_sums": tc_sum}
 
 
 def _ws(q, cache, topk, cpos, lens, perms=None, offsets=None, slots=6, overlap=True,
@@ -72,7 +66,7 @@ def test_equals_cluster_kernel_on_random_inputs(n, pages, k, heads, causal, leng
         kw = {"tc_sum": tc_sum, "lazy": lazy}
         ws = _ws(q, cache, topk, cpos, lens, **kw)
         _check(ws, q, cache, topk, cpos, lens, rows=np.arange(0, n, max(1, n // 200)),
-               emulation=_emu(**kw))
+               emulation=emulation_options(**kw))
         assert torch.equal(ws, _ws(q, cache, topk, cpos, lens, perms, **kw)), f"regrouped {kw}"
         assert torch.equal(ws, _ws(q, cache, topk, cpos, lens, rand, **kw)), f"random {kw}"
 
@@ -124,7 +118,7 @@ def test_causal_tail_pages_and_lengths():
     for tc_sum, lazy in BUILDS:
         kw = {"tc_sum": tc_sum, "lazy": lazy}
         _check(_ws(q, cache, topk, cpos, lens, **kw), q, cache, topk, cpos, lens,
-               emulation=_emu(**kw))
+               emulation=emulation_options(**kw))
 
 
 def test_empty_supports_and_empty_groups_give_zero():
@@ -138,7 +132,7 @@ def test_empty_supports_and_empty_groups_give_zero():
         out = _ws(q, cache, topk, None, None, tc_sum=tc_sum, lazy=lazy)
         got = out.float().cpu().numpy()
         assert np.all(got[~np.isin(np.arange(27), [3, 20])] == 0)
-        _check(out, q, cache, topk, None, None, emulation=_emu(tc_sum, lazy))
+        _check(out, q, cache, topk, None, None, emulation=emulation_options(tc_sum, lazy))
 
 
 def test_packed_requests_tail_groups():
@@ -151,7 +145,7 @@ def test_packed_requests_tail_groups():
     assert torch.equal(_ws(q, cache, topk, cpos, lens, offsets=offsets, tc_sum=False,
                            lazy=False), _run(q, cache, topk, cpos, lens, offsets=offsets))
     out = _ws(q, cache, topk, cpos, lens, offsets=offsets)
-    _check(out, q, cache, topk, cpos, lens, emulation=_emu())
+    _check(out, q, cache, topk, cpos, lens, emulation=emulation_options())
     perm = greedy_regroup(topk[0], Grouping(8), request_offsets=offsets)
     assert torch.equal(out, _ws(q, cache, topk, cpos, lens, [perm], offsets=offsets))
 
@@ -171,7 +165,7 @@ def test_presets(name):
         kw = {"tc_sum": tc_sum, "lazy": lazy}
         out = _ws(q, cache, topk, cpos, lens, **kw)
         _check(out, q, cache, topk, cpos, lens, np.sort(rng.choice(n, 128, replace=False)),
-               emulation=_emu(**kw))
+               emulation=emulation_options(**kw))
         assert torch.equal(out, _ws(q, cache, topk, cpos, lens, [perm], **kw))
 
 

@@ -30,18 +30,18 @@ from tests.helpers.gpu_cases import (
     run_gpu_plan,
 )
 
-# The measured alternatives with their own arithmetic: (tc_sum, lazy). The shipped build,
-# (False, False), runs the cluster kernel's.
-BUILDS = [(True, False), (False, True), (True, True)]
+# The builds with their own arithmetic (keyword arguments of Fp8WsUnionAttention); the build
+# with none of them runs the cluster kernel's.
+BUILDS = [{"tc_sum": True}, {"lazy": True}, {"tc_sum": True, "lazy": True}, {"scores16": True}]
 
 
 def _ws(q, cache, topk, cpos, lens, perms=None, offsets=None, slots=6, overlap=True,
-        tc_sum=False, lazy=False):
+        **build):
     from pageweaver_edu.gpu import Fp8WsUnionAttention
 
     def launch(plan, c, ln, out):
         Fp8WsUnionAttention(q, cache, c, ln, slots=slots, out=out, overlap=overlap,
-                            tc_sum=tc_sum, lazy=lazy).run(plan)
+                            **build).run(plan)
 
     return run_cpu_plan(launch, q, topk, cpos, lens, perms, 8, offsets)
 
@@ -58,12 +58,11 @@ def test_equals_cluster_kernel_on_random_inputs(n, pages, k, heads, causal, leng
     rng = np.random.default_rng(n * 11 + pages)
     topk, cpos, lens = random_case(rng, n, pages, k, heads, causal, lengths)
     q, cache = _tensors(rng, n, pages, heads)
-    assert torch.equal(_ws(q, cache, topk, cpos, lens, tc_sum=False, lazy=False),
+    assert torch.equal(_ws(q, cache, topk, cpos, lens),
                        _run(q, cache, topk, cpos, lens)), "eager build differs from union8_fp8"
     perms = [greedy_regroup(topk[h], Grouping(64 if n >= 64 else 8)) for h in range(heads)]
     rand = [rng.permutation(n) for _ in range(heads)]
-    for tc_sum, lazy in BUILDS:
-        kw = {"tc_sum": tc_sum, "lazy": lazy}
+    for kw in BUILDS:
         ws = _ws(q, cache, topk, cpos, lens, **kw)
         _check(ws, q, cache, topk, cpos, lens, rows=np.arange(0, n, max(1, n // 200)),
                emulation=emulation_options(**kw))
@@ -113,10 +112,8 @@ def test_causal_tail_pages_and_lengths():
     rng = np.random.default_rng(3)
     topk, cpos, lens = causal_tail_case(rng, 96, 12)
     q, cache = _tensors(rng, 96, 12, 1)
-    assert torch.equal(_ws(q, cache, topk, cpos, lens, tc_sum=False, lazy=False),
-                       _run(q, cache, topk, cpos, lens))
-    for tc_sum, lazy in BUILDS:
-        kw = {"tc_sum": tc_sum, "lazy": lazy}
+    assert torch.equal(_ws(q, cache, topk, cpos, lens), _run(q, cache, topk, cpos, lens))
+    for kw in BUILDS:
         _check(_ws(q, cache, topk, cpos, lens, **kw), q, cache, topk, cpos, lens,
                emulation=emulation_options(**kw))
 
@@ -128,11 +125,11 @@ def test_empty_supports_and_empty_groups_give_zero():
     topk[0, 3] = [2, 2, -1, 5]
     topk[0, 20] = [1, -1, -1, -1]
     q, cache = _tensors(rng, 27, 6, 1)
-    for tc_sum, lazy in BUILDS:
-        out = _ws(q, cache, topk, None, None, tc_sum=tc_sum, lazy=lazy)
+    for kw in BUILDS:
+        out = _ws(q, cache, topk, None, None, **kw)
         got = out.float().cpu().numpy()
         assert np.all(got[~np.isin(np.arange(27), [3, 20])] == 0)
-        _check(out, q, cache, topk, None, None, emulation=emulation_options(tc_sum, lazy))
+        _check(out, q, cache, topk, None, None, emulation=emulation_options(**kw))
 
 
 def test_packed_requests_tail_groups():
@@ -142,12 +139,13 @@ def test_packed_requests_tail_groups():
     offsets = np.array([0, 5, 17, 30, 31])
     topk, cpos, lens = random_case(rng, 31, 16, 6, 1, True, False)
     q, cache = _tensors(rng, 31, 16, 1)
-    assert torch.equal(_ws(q, cache, topk, cpos, lens, offsets=offsets, tc_sum=False,
-                           lazy=False), _run(q, cache, topk, cpos, lens, offsets=offsets))
-    out = _ws(q, cache, topk, cpos, lens, offsets=offsets)
-    _check(out, q, cache, topk, cpos, lens, emulation=emulation_options())
+    assert torch.equal(_ws(q, cache, topk, cpos, lens, offsets=offsets),
+                       _run(q, cache, topk, cpos, lens, offsets=offsets))
     perm = greedy_regroup(topk[0], Grouping(8), request_offsets=offsets)
-    assert torch.equal(out, _ws(q, cache, topk, cpos, lens, [perm], offsets=offsets))
+    for kw in ({}, *BUILDS):
+        out = _ws(q, cache, topk, cpos, lens, offsets=offsets, **kw)
+        _check(out, q, cache, topk, cpos, lens, emulation=emulation_options(**kw))
+        assert torch.equal(out, _ws(q, cache, topk, cpos, lens, [perm], offsets=offsets, **kw))
 
 
 @pytest.mark.parametrize("name", ["cap64k", "interleaved-64k", "beyond-capacity"])
@@ -161,8 +159,7 @@ def test_presets(name):
     q, cache = _tensors(rng, n, pages, 1)
     cpos, lens = cap.causal_pos, cap.lengths
     perm = greedy_regroup(cap.topk, Grouping(128), **cap.regroup_kwargs())
-    for tc_sum, lazy in BUILDS:
-        kw = {"tc_sum": tc_sum, "lazy": lazy}
+    for kw in BUILDS:
         out = _ws(q, cache, topk, cpos, lens, **kw)
         _check(out, q, cache, topk, cpos, lens, np.sort(rng.choice(n, 128, replace=False)),
                emulation=emulation_options(**kw))

@@ -14,11 +14,8 @@ attention kernel alone (CUDA events, L2 flushed, median of ``--reps``):
 * ``ws_overlap_6stages_lazy``: O accumulates in the tensor core across pages and a row
   rescales only when its maximum grows by more than a factor 4 (no fold per page);
 * ``ws_overlap_6stages_lazy_tc_sum``: both;
-* ``ws_lookahead_s16``: S in FP16 (two score tiles per consumer), so the next page's QK runs
-  during this page's softmax, and the softmax on FP16 pairs (``scores16``);
-* ablations of the eager and the FP16-score kernels: ``no_softmax`` (P = 0), ``no_mma`` (S
-  constant), ``ring_only`` (neither): their differences say what the softmax and the products
-  cost.
+* ablations of the shipped kernel: ``no_softmax`` (P = 0), ``no_mma`` (S constant),
+  ``ring_only`` (neither): their differences say what the softmax and the products cost.
 
 Every variant with the cluster arithmetic is first checked bitwise against the cluster kernel;
 the options with their own arithmetic for bitwise equality across orderings and against the
@@ -53,15 +50,11 @@ STEPS = {  # name -> Fp8WsUnionAttention keyword arguments (default: the cluster
     "ws_ablate_no_softmax": {"ablate": "no_softmax"},
     "ws_ablate_no_mma": {"ablate": "no_mma"},
     "ws_ablate_ring_only": {"ablate": "ring_only"},
-    "ws_lookahead_s16": {"scores16": True},
-    "ws_s16_ablate_no_softmax": {"scores16": True, "ablate": "no_softmax"},
-    "ws_s16_ablate_no_mma": {"scores16": True, "ablate": "no_mma"},
-    "ws_s16_ablate_ring_only": {"scores16": True, "ablate": "ring_only"},
 }
 CHECKED = ("ws_serial_4stages", "ws_serial_6stages", "ws_overlap_6stages")  # = cluster, bitwise
 # Their own arithmetic: bitwise across orderings, NRMS against the cluster kernel.
 OWN_BITS = ("ws_overlap_6stages_tc_sum", "ws_overlap_6stages_lazy",
-            "ws_overlap_6stages_lazy_tc_sum", "ws_lookahead_s16")
+            "ws_overlap_6stages_lazy_tc_sum")
 
 
 def run_preset(name: str, args, env: dict) -> dict:

@@ -44,7 +44,6 @@
 // of hanging the device.
 #include "cluster_pipeline.cuh"
 #include "bf16_wgmma.cuh"
-#include "fp8_scores16.cuh"
 #include "fp8_wgmma.cuh"
 #include "union_plan_args.cuh"
 
@@ -80,11 +79,6 @@
 // (log2 units), so most pages run no fold and no rescale on the CUDA cores.
 #ifndef PW_WS_LAZY
 #define PW_WS_LAZY 0
-#endif
-// 1: the FP8 consumer keeps S in FP16 (fp8_scores16.cuh), two score tiles per consumer, and
-// walks with the lookahead (walk_group): the next page's QK runs during this page's softmax.
-#ifndef PW_WS_S16
-#define PW_WS_S16 0
 #endif
 #ifndef PW_WAIT_TIMEOUT_NS
 #define PW_WAIT_TIMEOUT_NS 10000000000ull
@@ -456,9 +450,7 @@ __device__ __forceinline__ void issue_pv(float (&op)[32], float (&rs)[4],
 }
 
 // Q rows g and g + 8 of my warp's query from the group's Q stage -> E4M3 -> my Q8 tile, and
-// the row factors rf (my previous group's QKs have all completed, so the tile is free); kL1:
-// each row scaled by its L1 norm (the FP16-score build), else by its maximum.
-template <bool kL1 = false>
+// the row factors rf (my previous group's QKs have all completed, so the tile is free).
 __device__ __forceinline__ void build_q8(const Args& a, const Walker& w, int q_stage,
                                          uint32_t q8, int g, int t, float& rf_lo,
                                          float& rf_hi) {
@@ -475,12 +467,7 @@ __device__ __forceinline__ void build_q8(const Args& a, const Walker& w, int q_s
                              : make_uint2(0u, 0u);
     }
   }
-  const float c_scale = __ldg(a.k_scale + w.head()) * a.plan.scale_log2;
-  if constexpr (kL1) {
-    quantize_q_rows_l1(raw, c_scale, qa, rf_lo, rf_hi);
-  } else {
-    quantize_q_rows(raw, c_scale, qa, rf_lo, rf_hi);
-  }
+  quantize_q_rows(raw, __ldg(a.k_scale + w.head()) * a.plan.scale_log2, qa, rf_lo, rf_hi);
   store_a_tile(q8, qa, w.warp, g, t);
 }
 
@@ -758,193 +745,6 @@ __device__ __forceinline__ void consume_fp8_lazy(const Args& a, uint32_t base, i
   }
 }
 
-// ---- The lookahead walk: S of the next page on the tensor cores during this page's softmax
-// A consumer holds up to three stages of a group: prv (its PV still runs), cur (its softmax
-// runs now) and nxt (its QK runs now). The committed wgmma groups of one step, in order:
-//   [QK(nxt)]  [Ops' second PV piece of prv]  PV(cur) (first piece)
-// and a step, after the walker found nxt (kMore) or not:
-//   1. issue QK(nxt); wait for QK(cur) (PV(prv) and QK(nxt) may still run);
-//   2. softmax part A of cur;  3. Ops::pv_mid (FP8: fold prv's first PV half, issue the second);
-//   4. softmax part B of cur;  5. Ops::pv_end (all done: prv folded and released);
-//   6. Ops::pv_start: the PV of cur, which runs during the next step's softmax.
-// Every wait count is a constant of the step (kFirst: no prv; kMore): ptxas serializes every
-// wgmma of a kernel whose waits or commits it cannot match to their groups (C7513 .. C7520).
-// Score and P registers alternate between two sets (B = 0, 1), so no register an issued wgmma
-// reads or writes is touched before its wait. When the stage after cur is prv's own slot
-// (kBlocked: every slot between was skipped), the run ends with cur and a new one starts.
-template <int B, bool kFirst, bool kMore, class Ops>
-__device__ __forceinline__ void lookahead_step(Walker& w, Ops& ops, const Page& cur,
-                                               const Page& nxt, const Page& prv) {
-  __syncwarp();  // wgmma is .aligned: the warp converges after the per-thread waits
-  if constexpr (kMore) ops.template issue_qk<1 - B>(w.stage(nxt.s()));
-  wgmma_wait<(kFirst ? 0 : 1) + (kMore ? 1 : 0)>();  // QK(cur)
-  ops.template softmax_a<B>(cur);
-  if constexpr (!kFirst) ops.template pv_mid<B, kMore>(w, prv);
-  ops.template softmax_b<B>(cur);
-  ops.template pv_end<B, kFirst>(w, cur, prv);
-  ops.template pv_start<B>(w, cur);
-}
-
-// One group's pages as runs of lookahead steps (a run ends at the group's end or kBlocked);
-// the two register sets alternate, so the loop body is two steps.
-template <class Ops>
-__device__ __forceinline__ void walk_group(Walker& w, Ops& ops) {
-  Page cur, nxt, prv;  // written by the walker before any use
-  for (int got = w.next(cur, -1); got == Walker::kFound; got = w.next(cur, -1)) {
-    __syncwarp();
-    ops.template issue_qk<0>(w.stage(cur.s()));
-    got = w.next(nxt, cur.s());
-    if (got != Walker::kFound) {  // a run of one page
-      lookahead_step<0, true, false>(w, ops, cur, nxt, prv);
-      ops.template drain<0>(w, cur);
-      if (got == Walker::kNone) break;
-      continue;
-    }
-    lookahead_step<0, true, true>(w, ops, cur, nxt, prv);
-    prv = cur;
-    cur = nxt;
-    for (;;) {
-      got = w.next(nxt, prv.s());
-      if (got != Walker::kFound) {
-        lookahead_step<1, false, false>(w, ops, cur, nxt, prv);
-        ops.template drain<1>(w, cur);
-        break;
-      }
-      lookahead_step<1, false, true>(w, ops, cur, nxt, prv);
-      prv = cur;
-      cur = nxt;
-      got = w.next(nxt, prv.s());
-      if (got != Walker::kFound) {
-        lookahead_step<0, false, false>(w, ops, cur, nxt, prv);
-        ops.template drain<0>(w, cur);
-        break;
-      }
-      lookahead_step<0, false, true>(w, ops, cur, nxt, prv);
-      prv = cur;
-      cur = nxt;
-    }
-    if (got == Walker::kNone) break;
-  }
-}
-
-// ---- FP8 with FP16 scores (PW_WS_S16, fp8_scores16.cuh): the lookahead walk's operations
-// t = lane % 4, read where a masked page needs it (a register less across the walk).
-__device__ __forceinline__ int lane_t() {
-  int lane;
-  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
-  return lane & 3;
-}
-
-struct Fp8S16Ops {
-  uint32_t q8;
-  uint32_t rf2;                       // (rf of row g, rf of row g + 8) in FP16
-  float o[64];
-  float op[32], rs[4];                // one PV half (fresh per page); rs: tc_sum only
-  uint32_t s[2][32];                  // score tiles
-  uint32_t p[2][kKSteps][4];          // P fragments
-  Page16 st[2];
-  float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.f, l_hi = 0.f;
-
-  template <int B>
-  __device__ __forceinline__ void issue_qk(uint32_t stage) {
-    if constexpr ((PW_WS_ABLATE & 2) == 0) {
-      issue_qk16(s[B], q8, stage);
-    } else {
-#pragma unroll
-      for (int e = 0; e < 32; ++e) asm volatile("mov.b32 %0, 0x3c003c00;" : "=r"(s[B][e]));
-    }
-  }
-  template <int B>
-  __device__ __forceinline__ void softmax_a(const Page& pg) {
-    fence_regs(s[B]);
-    st[B].al_lo = st[B].al_hi = 1.f;
-    const int vis = pg.seen();
-    if (vis > 0 && (PW_WS_ABLATE & 1) == 0) {
-      if (vis < kPage) {
-        softmax16_a<true>(s[B], vis, lane_t(), rf2, m_lo, m_hi, st[B], l_lo, l_hi, p[B]);
-      } else {
-        softmax16_a<false>(s[B], vis, 0, rf2, m_lo, m_hi, st[B], l_lo, l_hi, p[B]);
-      }
-    } else {
-#pragma unroll
-      for (int ks = 0; ks < kKSteps; ++ks) {
-        p[B][ks][0] = p[B][ks][1] = p[B][ks][2] = p[B][ks][3] = 0u;
-      }
-    }
-  }
-  template <int B>
-  __device__ __forceinline__ void softmax_b(const Page& pg) {
-    const int vis = pg.seen();
-    if (vis > 0 && (PW_WS_ABLATE & 1) == 0) {
-      if (vis < kPage) {
-        softmax16_b<true>(s[B], vis, lane_t(), rf2, st[B], l_lo, l_hi, p[B]);
-      } else {
-        softmax16_b<false>(s[B], vis, 0, rf2, st[B], l_lo, l_hi, p[B]);
-      }
-    }
-  }
-  template <int kHalf>
-  __device__ __forceinline__ void fold(const Page& pg, const Page16& ps) {
-    fence_acc(op);
-    if (pg.seen()) fold_half<kHalf>(o, op, ps.al_lo, ps.al_hi);
-    __syncwarp();
-  }
-  // prv's first PV half is done (QK(nxt) may still run): fold it, issue the second.
-  template <int B, bool kMore>
-  __device__ __forceinline__ void pv_mid(Walker& w, const Page& prv) {
-    wgmma_wait<kMore ? 1 : 0>();
-    fold<0>(prv, st[1 - B]);
-    issue_pv<1>(op, rs, p[1 - B], w.stage(prv.s()), 0u);
-  }
-  // Everything issued is done: fold the second half of prv, release its stage.
-  template <int B, bool kFirst>
-  __device__ __forceinline__ void pv_end(Walker& w, const Page&, const Page& prv) {
-    wgmma_wait<0>();
-    if constexpr (!kFirst) {
-      fold<1>(prv, st[1 - B]);
-      w.release(prv.s());
-    }
-  }
-  template <int B>
-  __device__ __forceinline__ void pv_start(Walker& w, const Page& cur) {
-    __syncwarp();
-    issue_pv<0>(op, rs, p[B], w.stage(cur.s()), 0u);
-  }
-  // prv (in register set B) is the run's last page: its PV, folded, then its stage released.
-  template <int B>
-  __device__ __forceinline__ void drain(Walker& w, const Page& prv) {
-    wgmma_wait<0>();
-    fold<0>(prv, st[B]);
-    issue_pv<1>(op, rs, p[B], w.stage(prv.s()), 0u);
-    wgmma_wait<0>();
-    fold<1>(prv, st[B]);
-    w.release(prv.s());
-  }
-};
-
-__device__ __forceinline__ void consume_fp8_s16(const Args& a, uint32_t base, int c) {
-  const int tid = threadIdx.x - 128 * (1 + c);
-  const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
-  Walker w{base, c, warp};
-  for (int q_stage; w.open(1, q_stage);) {
-    Fp8S16Ops ops;
-    ops.q8 = base + kQTileOffset + c * kQTileBytes;
-    float rf_lo, rf_hi;
-    build_q8<true>(a, w, q_stage, ops.q8, g, t, rf_lo, rf_hi);
-    w.close_q(q_stage);
-    ops.rf2 = prmt(h2_splat(rf_lo), h2_splat(rf_hi), 0x5410u);
-#pragma unroll
-    for (int i = 0; i < 64; ++i) ops.o[i] = 0.f;
-    walk_group(w, ops);
-    const int qid = w.my_qid(), head = w.head();
-    if (qid >= 0) {  // O and l both carry the 2^8 of p; V's scale here
-      store_rows(a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim,
-                 ops.o, ops.l_lo, ops.l_hi, __ldg(a.v_scale + head), g, t);
-    }
-    w.close_group();
-  }
-}
-
 // ---- BF16: one stage = half a page (bf16_wgmma.cuh), the PV accumulates into O
 // The softmax step of my warp on the stage pg (P = 0 and a = 1 when my query does not see it).
 __device__ __forceinline__ void softmax_bf16(float (&d)[32], const Page& pg, int t, float c,
@@ -968,76 +768,80 @@ __device__ __forceinline__ void softmax_bf16(float (&d)[32], const Page& pg, int
   }
 }
 
-// The lookahead walk's operations for BF16: the PV of prv accumulates into O during the
-// softmax of cur; O is rescaled by cur's a once it is done, before cur's PV is issued.
-struct Bf16Ops {
-  uint32_t q_tile;
-  int t;
-  float cs;
-  float o[64];
-  float d[2][32];
-  uint32_t p[2][bf16::kPVSteps][4];
-  float al_lo[2], al_hi[2];
-  float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.f, l_hi = 0.f;
-
-  template <int B>
-  __device__ __forceinline__ void issue_qk(uint32_t stage) {
-    bf16::issue_qk(d[B], q_tile, stage);
-  }
-  template <int B>
-  __device__ __forceinline__ void softmax_a(const Page& pg) {
-    fence_acc(d[B]);
-    softmax_bf16(d[B], pg, t, cs, m_lo, m_hi, l_lo, l_hi, al_lo[B], al_hi[B], p[B]);
-  }
-  template <int B>
-  __device__ __forceinline__ void softmax_b(const Page&) {}
-  template <int B, bool kMore>
-  __device__ __forceinline__ void pv_mid(Walker&, const Page&) {}
-  // PV(prv) and QK(nxt) done: release prv, rescale O by cur's a before cur's PV.
-  template <int B, bool kFirst>
-  __device__ __forceinline__ void pv_end(Walker& w, const Page& cur, const Page& prv) {
-    wgmma_wait<0>();
-    fence_acc(o);
-    if constexpr (!kFirst) w.release(prv.s());
-    if (cur.seen()) bf16::rescale(o, al_lo[B], al_hi[B]);
-  }
-  template <int B>
-  __device__ __forceinline__ void pv_start(Walker& w, const Page& cur) {
-    __syncwarp();
-    bf16::issue_pv(o, p[B], w.stage(cur.s()) + bf16::kTileBytes);
-  }
-  template <int B>
-  __device__ __forceinline__ void drain(Walker& w, const Page& prv) {
-    wgmma_wait<0>();
-    fence_acc(o);
-    w.release(prv.s());
-  }
-};
-
 __device__ __forceinline__ void consume_bf16(const Args& a, uint32_t base, int c) {
   const int tid = threadIdx.x - 128 * (1 + c);
   const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+  const uint32_t q_tile = base + kQTileOffset + c * kQTileBytes;
+  const float cs = a.plan.scale_log2;
   Walker w{base, c, warp};
   for (int q_stage; w.open(2, q_stage);) {
-    Bf16Ops ops;
-    ops.q_tile = base + kQTileOffset + c * kQTileBytes;
-    ops.t = t;
-    ops.cs = a.plan.scale_log2;
     uint32_t present = 0;  // bit r: slot 4c + r holds a query
 #pragma unroll
     for (int r = 0; r < kConsumerSlots; ++r) {
       present |= (w.qid(kConsumerSlots * c + r) >= 0 ? 1u : 0u) << r;
     }
-    bf16::copy_q_tile(w.stage(q_stage) + kConsumerSlots * c * kQRowBytes, ops.q_tile, tid,
-                      present);
+    bf16::copy_q_tile(w.stage(q_stage) + kConsumerSlots * c * kQRowBytes, q_tile, tid, present);
     w.close_q(q_stage);
+
+    float o[64];
 #pragma unroll
-    for (int i = 0; i < 64; ++i) ops.o[i] = 0.f;
-    walk_group(w, ops);
+    for (int i = 0; i < 64; ++i) o[i] = 0.f;
+    float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.f, l_hi = 0.f;
+
+    // Stage k's PV (accumulating into O) runs while stage k + 1's softmax runs; O is rescaled
+    // by stage k + 1's a once that PV is done, before stage k + 1's PV is issued.
+    float d[32];
+    uint32_t pa[bf16::kPVSteps][4], pb[bf16::kPVSteps][4];
+    float al_lo, al_hi;
+    Page cur{0}, nxt{0};
+    auto step = [&](uint32_t (&p_cur)[bf16::kPVSteps][4], uint32_t (&p_nxt)[bf16::kPVSteps][4]) {
+      __syncwarp();
+      bf16::issue_qk(d, q_tile, w.stage(nxt.s()));
+      bf16::issue_pv(o, p_cur, w.stage(cur.s()) + bf16::kTileBytes);
+      wgmma_wait<1>();
+      fence_acc(d);
+      softmax_bf16(d, nxt, t, cs, m_lo, m_hi, l_lo, l_hi, al_lo, al_hi, p_nxt);
+      wgmma_wait<0>();
+      fence_acc(o);
+      if (nxt.seen()) bf16::rescale(o, al_lo, al_hi);
+      w.release(cur.s());
+      cur = nxt;
+    };
+    auto last = [&](uint32_t (&p_cur)[bf16::kPVSteps][4]) {
+      __syncwarp();
+      bf16::issue_pv(o, p_cur, w.stage(cur.s()) + bf16::kTileBytes);
+      wgmma_wait<0>();
+      fence_acc(o);
+      w.release(cur.s());
+    };
+    for (int got = w.next(cur, -1); got == Walker::kFound; got = w.next(cur, -1)) {
+      __syncwarp();
+      bf16::issue_qk(d, q_tile, w.stage(cur.s()));
+      wgmma_wait<0>();
+      fence_acc(d);
+      softmax_bf16(d, cur, t, cs, m_lo, m_hi, l_lo, l_hi, al_lo, al_hi, pa);
+      if (cur.seen()) bf16::rescale(o, al_lo, al_hi);
+      for (;;) {
+        got = w.next(nxt, cur.s());
+        if (got != Walker::kFound) {
+          last(pa);
+          break;
+        }
+        step(pa, pb);
+        got = w.next(nxt, cur.s());
+        if (got != Walker::kFound) {
+          last(pb);
+          break;
+        }
+        step(pb, pa);
+      }
+      if (got == Walker::kNone) break;
+    }
+
     const int qid = w.my_qid(), head = w.head();
     if (qid >= 0) {
-      store_rows(a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim,
-                 ops.o, ops.l_lo, ops.l_hi, 1.f, g, t);
+      store_rows(a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim, o,
+                 l_lo, l_hi, 1.f, g, t);
     }
     w.close_group();
   }
@@ -1072,8 +876,6 @@ __device__ __forceinline__ void union8ws(const Args& a) {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
   if constexpr (kBf16) {
     consume_bf16(a, base, warp / 4 - 1);
-  } else if constexpr (PW_WS_S16) {
-    consume_fp8_s16(a, base, warp / 4 - 1);
   } else if constexpr (PW_WS_LAZY) {
     consume_fp8_lazy(a, base, warp / 4 - 1);
   } else {

@@ -35,13 +35,12 @@ LAZY_SHIFT, LAZY_TAU = 6, 2.0
 ABLATIONS = {"full": 0, "no_softmax": 1, "no_mma": 2, "ring_only": 3}
 
 
-def emulation_options(tc_sum: bool = False, lazy: bool = False, scores16: bool = False) -> dict:
+def emulation_options(tc_sum: bool = False, lazy: bool = False) -> dict:
     """Keyword arguments of :func:`pageweaver_edu.replay.fp8.fp8_union_attention` that emulate
     the FP8 build with these options: the P scale, the lazy rescale, which probabilities l
-    sums, FP16 scores."""
+    sums."""
     return {"p_shift": LAZY_SHIFT if lazy else P_SCALE_LOG2,
-            "lazy_tau": LAZY_TAU if lazy else None, "p8_sums": bool(tc_sum),
-            "scores16": bool(scores16)}
+            "lazy_tau": LAZY_TAU if lazy else None, "p8_sums": bool(tc_sum)}
 
 
 class _Persistent:
@@ -104,24 +103,20 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
 
     def __init__(self, q, kv: Fp8Cache, causal_pos=None, lengths=None, slots: int = SLOTS,
                  scale=None, out=None, ablate: str = "full", overlap: bool = True,
-                 tc_sum: bool = False, lazy: bool = False, scores16: bool = False):
+                 tc_sum: bool = False, lazy: bool = False):
         if ablate not in ABLATIONS:
             raise PageWeaverInputError(f"ablate must be one of {sorted(ABLATIONS)}, got {ablate!r}")
-        if scores16 and (tc_sum or lazy or not overlap):
-            raise PageWeaverInputError("scores16 is a build of its own: it takes no tc_sum, lazy "
-                                       "or overlap=False")
         super().__init__(q, kv, causal_pos, lengths, slots, scale, out)
         self.build_options = (f"-DPW_WS_ABLATE={ABLATIONS[ablate]}",
                               f"-DPW_WS_OVERLAP={int(bool(overlap))}",
                               f"-DPW_WS_TC_SUM={int(bool(tc_sum))}",
-                              f"-DPW_WS_LAZY={int(bool(lazy))}",
-                              f"-DPW_WS_S16={int(bool(scores16))}")
-        self.tc_sum, self.lazy, self.scores16 = bool(tc_sum), bool(lazy), bool(scores16)
+                              f"-DPW_WS_LAZY={int(bool(lazy))}")
+        self.tc_sum, self.lazy = bool(tc_sum), bool(lazy)
         self._start_counter()
 
     def emulation_options(self) -> dict:
         """:func:`emulation_options` of this build."""
-        return emulation_options(self.tc_sum, self.lazy, self.scores16)
+        return emulation_options(self.tc_sum, self.lazy)
 
     def operands(self) -> tuple[int, ...]:
         """The cluster kernel's six, then the group counter and its value before this launch."""

@@ -36,8 +36,6 @@ from ..core.supports import canonical_rows
 
 E4M3_MAX = 448.0
 P_SCALE_LOG2 = 8  # probabilities are scaled by 2^8 before the E4M3 conversion
-L1_TARGET = 128.0  # the FP16-score build: sum |q8| of a row (|S| <= 136 * 448 < 65504)
-F16_MAX = 65504.0
 HEADS, PAGE, DIM = 16, 128, 128
 
 
@@ -106,65 +104,30 @@ def quantize_kv(k, v) -> Fp8KV:
     return Fp8KV(out[0], out[2], out[1], out[3])
 
 
-def quantize_q_rows(q, l1: bool = False):
+def quantize_q_rows(q):
     """Per (query, head) row E4M3 quantization of ``q`` ``[..., D]`` as the kernel does it:
-    returns (``q8`` float8_e4m3fn, ``q_scale`` float32 ``[...]``) with ``q ≈ q8 * q_scale``.
-    ``l1``: the row is scaled so that ``sum |q8| = 128`` (the FP16-score build's overflow
-    bound, ``kQL1`` in fp8_scores16.cuh) instead of ``max |q8| = 448``."""
-    import torch
-
+    returns (``q8`` float8_e4m3fn, ``q_scale`` float32 ``[...]``) with ``q ≈ q8 * q_scale``."""
     x = q.float()
-    if not l1:
-        inv, scale = _amax_scale(x.abs().amax(dim=-1))
-        return to_e4m3(x * inv[..., None]), scale
-    l1n = x.abs().sum(dim=-1)  # FP32, like the kernel's per-lane sums and quad adds
-    nz = l1n > 0
-    inv = torch.where(nz, torch.tensor(L1_TARGET) / torch.where(nz, l1n, 1.0), 0.0)
-    return to_e4m3(x * inv[..., None]), l1n / torch.tensor(L1_TARGET)
-
-
-def _scores16_page(s, valid, rf, m, pshift):
-    """The FP16-score build's softmax step on one page (fp8_scores16.cuh): S rounded to FP16
-    (the tensor core's FP16 accumulator), its visible maximum, m', a, and
-    p = fp16(2^fp16(fp16(S - mx) rf16 + c)) with c = fp16(mx rf + 8 - m'); rf is the FP16 rf
-    as FP32. Returns (m', a, p as float32, 0 where invisible)."""
-    import torch
-
-    s16 = s.to(torch.float16)
-    mx = torch.where(valid[:, None, :], s16, -torch.inf).amax(dim=-1)  # exact in FP16
-    mxf = mx.float()
-    m_new = torch.maximum(m, mxf * rf)
-    alpha = torch.exp2(m - m_new)
-    c = (mxf.double() * rf.double() + (pshift - m_new).double()).float()  # one FFMA
-    c16 = c.clamp(-F16_MAX, F16_MAX).to(torch.float16)
-    diff = s16 - torch.where(torch.isfinite(mx), mx, 0)[:, :, None]  # HSUB2, rounded to FP16
-    rf16 = rf.to(torch.float16)
-    x = (diff.double() * rf16.double()[:, :, None] + c16.double()[:, :, None]).to(torch.float16)
-    p = torch.exp2(x.double()).to(torch.float16).float()
-    return m_new, alpha, torch.where(valid[:, None, :], p, 0.0)
+    inv, scale = _amax_scale(x.abs().amax(dim=-1))
+    return to_e4m3(x * inv[..., None]), scale
 
 
 def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32, chunk, *,
                   p_shift=P_SCALE_LOG2, q_rowscale=True, descending=False, lazy_tau=None,
-                  p8_sums=False, scores16=False):
+                  p8_sums=False):
     """One KV head: q ``[N, 16, D]`` (float32), k8/v8 ``[pages, P, D]`` (float values)."""
     import torch
 
     n, heads, dim = q.shape
     dt = torch.float32 if fp32 else torch.float64
-    if scores16 and not (q_fp8 and q_rowscale and fp32 and lazy_tau is None):
-        raise PageWeaverInputError("scores16 emulates the kernel's build: FP8 Q with its row "
-                                   "scale, FP32 statistics, no lazy rescale")
     if q_fp8 and q_rowscale:
-        q8, qs = quantize_q_rows(q, l1=scores16)
+        q8, qs = quantize_q_rows(q)
         qv, qs = q8.to(dt), qs.to(dt)
     else:  # no per-row scale: q goes to E4M3 as it is
         qv = to_e4m3(q).to(dt) if q_fp8 else q.to(dt)
         qs = torch.ones(q.shape[:2], dtype=dt)
     c = (torch.tensor(ks, dtype=torch.float32) * torch.tensor(scale_log2, dtype=torch.float32))
     rf = qs * c.to(dt)  # per row: S -> log2 units
-    if scores16:
-        rf = rf.to(torch.float16).float()  # the kernel keeps rf in FP16
     kf, vf = k8.to(dt), v8.to(dt)
     offs = torch.arange(PAGE)
     out = torch.zeros((n, heads, dim), dtype=torch.float64)
@@ -185,19 +148,8 @@ def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32
             pc = pid.clamp(min=0)
             s = torch.einsum("bhd,btd->bht", qv[lo:hi], kf[pc])
             valid = ((pc[:, None] * PAGE + offs) < lim[:, None]) & active[:, None]
-            act = active[:, None]
-            if scores16:
-                m_new, alpha, p = _scores16_page(s, valid, rf[lo:hi], m, pshift)
-                alpha = torch.where(act, alpha, 1.0)
-                m_new = torch.where(act, m_new, m)
-                pq = to_e4m3(p).to(dt)
-                lsum = torch.where(act, lsum * alpha + p.double().sum(dim=-1).float(), lsum)
-                opage = torch.einsum("bht,btd->bhd", pq, vf[pc])
-                acc = torch.where(act[:, :, None], (acc.double() * alpha[:, :, None].double()
-                                                    + opage.double()).to(dt), acc)
-                m = m_new
-                continue
             smax = torch.where(valid[:, None, :], s, -torch.inf).amax(dim=-1)
+            act = active[:, None]
             if lazy_tau is None:  # m' = max(m, page max); rescale by 2^(m - m') every page
                 m_new = torch.where(act, torch.maximum(m, smax * rf[lo:hi]), m)
                 alpha = torch.where(act, torch.exp2(m - m_new), 1.0)
@@ -224,7 +176,7 @@ def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32
 def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale=None, *,
                         q_fp8=True, p_fp8=True, fp32=True, bf16_out=True, chunk=256,
                         p_shift=P_SCALE_LOG2, q_rowscale=True, q_exp=0, descending=False,
-                        lazy_tau=None, p8_sums=False, scores16=False):
+                        lazy_tau=None, p8_sums=False):
     """The FP8 Union8 kernel's output, emulated on the CPU.
 
     The result does not depend on the grouping or π (rows never share state).
@@ -259,11 +211,6 @@ def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale
         a page's maximum passes it by more than ``lazy_tau`` (log2 units); None: every page.
     p8_sums : bool
         Sum the E4M3 probabilities (the tensor-core row sums) instead of the FP32 ones.
-    scores16 : bool
-        The warp-specialized kernel's FP16-score build: Q rows scaled by their L1 norm, S in
-        FP16, the exponent argument and p in FP16 (``_scores16_page``); FP32 sums of the FP16
-        p. Approximates the tensor core's FP16 accumulation and MUFU.EX2.F16 by correctly
-        rounded values.
 
     Returns
     -------
@@ -298,7 +245,7 @@ def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale
             qh, kv.k8[:, h].cpu().float(), kv.v8[:, h].cpu().float(), float(kv.k_scale[h]),
             float(kv.v_scale[h]), rows, limit, scale_log2, q_fp8, p_fp8, fp32, chunk,
             p_shift=p_shift, q_rowscale=q_rowscale, descending=descending, lazy_tau=lazy_tau,
-            p8_sums=p8_sums, scores16=scores16))
+            p8_sums=p8_sums))
     out = torch.cat(outs, dim=1)
     return out.to(torch.bfloat16) if bf16_out else out
 

@@ -12,10 +12,7 @@ One SM, four actors, the kernel's state machines step for step
   a working stage's PV stays pending until the next working stage has been found (the
   intra-warpgroup overlap), unless that next stage would land in the ring slot the pending one
   holds — then the pending stage is finished first (``hold_rule``; without it the walk can
-  deadlock, which is what the GPU tests caught on the device). The ``lookahead`` walk (the
-  FP16-score and BF16 builds, ``walk_group``) holds up to three stages: the page whose PV
-  runs, the page whose softmax runs and the next page, whose QK runs meanwhile; the next page
-  is looked up with the oldest held stage as the hold, and a blocked lookup ends the run.
+  deadlock, which is what the GPU tests caught on the device).
 
 Barriers are mbarriers with a phase parity. Reported: a deadlock (every actor waits), a read
 of a stage that holds other contents, and a copy into a stage a consumer still holds.
@@ -141,66 +138,8 @@ def _consumer(c, slots, per_page, hold_rule):
         j += 1
 
 
-def _consumer_lookahead(c, slots, per_page):
-    s, parity, j = 0, 0, 0
-    found_, blocked_, none_ = 0, 1, 2
-
-    while True:
-        b = j & 1
-        yield ("wait", ("hfull", b), (j >> 1) & 1)
-        header = yield ("read_header", b)
-        if header is None:
-            return
-        yield ("wait", ("full", s), parity)  # the Q stage
-        yield ("read", s, (j, 0))
-        q, s = s, s + 1
-        if s == slots:
-            s, parity = 0, parity ^ 1
-        yield ("work", "q")
-        yield ("arrive", ("empty", q), 1)
-        pages = [m for m in header for _ in range(per_page)]
-        index = 0
-
-        def lookup(hold):  # Walker::next: (status, ring position)
-            nonlocal s, parity, index
-            while index < len(pages):
-                if s == hold:
-                    return blocked_, None
-                yield ("wait", ("full", s), parity)
-                yield ("read", s, (j, 1 + index))
-                pos, s, index = s, s + 1, index + 1
-                if s == slots:
-                    s, parity = 0, parity ^ 1
-                if pages[index - 1] >> c & 1:
-                    return found_, pos
-                yield ("arrive", ("empty", pos), 1)
-            return none_, None
-
-        status, cur = yield from lookup(None)
-        while status == found_:  # a run: QK(cur) issued
-            status, nxt = yield from lookup(cur)
-            prv = None
-            while status == found_:  # QK(nxt) runs during the softmax of cur
-                yield ("work", "softmax")
-                if prv is not None:
-                    yield ("arrive", ("empty", prv), 1)  # prv's PV done
-                prv, cur = cur, nxt
-                status, nxt = yield from lookup(prv)
-            yield ("work", "softmax")  # the run's last page: no lookahead
-            if prv is not None:
-                yield ("arrive", ("empty", prv), 1)
-            yield ("work", "pv")
-            yield ("arrive", ("empty", cur), 1)
-            if status == none_:
-                break
-            status, cur = yield from lookup(None)
-        yield ("arrive", ("hfree", b), 1)
-        j += 1
-
-
 def replay_ring(masks_per_group, slots: int = 6, stages_per_page: int = 1, seed: int = 0,
-                hold_rule: bool = True, max_events: int = 200_000,
-                walk: str = "pending") -> RingReplay:
+                hold_rule: bool = True, max_events: int = 200_000) -> RingReplay:
     """Replay one SM's run of the warp-specialized Union8 over a sequence of groups.
 
     Parameters
@@ -215,18 +154,12 @@ def replay_ring(masks_per_group, slots: int = 6, stages_per_page: int = 1, seed:
     seed : int
         Seeds the random durations of loads and of the consumers' work.
     hold_rule : bool
-        Finish a pending stage before looking at the stage that would reuse its slot (the
-        ``pending`` walk).
-    walk : {"pending", "lookahead"}
-        The consumers' walk: one pending PV (the eager and lazy FP8 builds) or the lookahead
-        of the FP16-score FP8 and the BF16 builds.
+        Finish a pending stage before looking at the stage that would reuse its slot.
 
     Returns
     -------
     RingReplay
     """
-    if walk not in ("pending", "lookahead"):
-        raise PageWeaverInputError(f"walk must be 'pending' or 'lookahead', got {walk!r}")
     if slots < 2 or stages_per_page not in (1, 2):
         raise PageWeaverInputError("slots must be >= 2 and stages_per_page 1 or 2")
     groups = [[int(m) & 3 for m in g] for g in masks_per_group]
@@ -237,10 +170,8 @@ def replay_ring(masks_per_group, slots: int = 6, stages_per_page: int = 1, seed:
     bars |= {("empty", s): _Barrier(2) for s in range(slots)}
     headers, contents = [None, None], [None] * slots
     actors = {"scheduler": _scheduler(groups), "loader": _loader(slots, stages_per_page),
-              **{f"consumer{c}": (_consumer(c, slots, stages_per_page, hold_rule)
-                                  if walk == "pending" else
-                                  _consumer_lookahead(c, slots, stages_per_page))
-                 for c in (0, 1)}}
+              "consumer0": _consumer(0, slots, stages_per_page, hold_rule),
+              "consumer1": _consumer(1, slots, stages_per_page, hold_rule)}
     out = RingReplay(False)
     queue = [(0.0, k, name, None) for k, name in enumerate(actors)]  # (time, order, actor, value)
     waiting: dict[str, tuple] = {}  # actor -> (barrier key, parity it waits on)

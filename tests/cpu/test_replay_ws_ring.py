@@ -13,14 +13,13 @@ from pageweaver_edu.replay import ws_ring
 from pageweaver_edu.replay.ws_ring import replay_ring
 
 
-@pytest.mark.parametrize("walk", ["pending", "lookahead"])
 @pytest.mark.parametrize("slots", [2, 3, 4, 6])
 @pytest.mark.parametrize("stages_per_page", [1, 2])
-def test_random_groups_finish_cleanly(slots, stages_per_page, walk):
+def test_random_groups_finish_cleanly(slots, stages_per_page):
     rng = np.random.default_rng(slots * 10 + stages_per_page)
     for seed in range(60):
         groups = [list(rng.integers(0, 4, rng.integers(0, 25))) for _ in range(rng.integers(1, 6))]
-        run = replay_ring(groups, slots, stages_per_page, seed, walk=walk)
+        run = replay_ring(groups, slots, stages_per_page, seed)
         assert run.ok, (seed, groups, run.violations[:3])
         assert run.stages == sum(1 + len(g) * stages_per_page for g in groups)
 
@@ -51,17 +50,7 @@ def test_a_loader_that_ignores_event_two_is_caught(monkeypatch):
     assert not run.ok and run.violations  # its re-armed barriers merge phases: a stage never fills
 
 
-def test_lookahead_walk_survives_long_skips():
-    """Three held stages (prv, cur, nxt) and runs of skipped stages around the ring."""
-    groups = [[1, 2, 2, 2, 2, 1, 1, 2, 2, 2, 2, 2, 1, 3, 3, 1], [2] * 7 + [1] + [2] * 7]
-    for slots in (2, 3, 4, 6):
-        for seed in range(20):
-            assert replay_ring(groups, slots=slots, seed=seed, walk="lookahead").ok
-
-
 def test_bad_arguments():
-    with pytest.raises(PageWeaverInputError):
-        replay_ring([[1]], walk="other")
     with pytest.raises(PageWeaverInputError):
         replay_ring([[1]], slots=1)
     with pytest.raises(PageWeaverInputError):

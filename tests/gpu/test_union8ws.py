@@ -32,7 +32,7 @@ from tests.helpers.gpu_cases import (
 
 # The builds with their own arithmetic (keyword arguments of Fp8WsUnionAttention); the build
 # with none of them runs the cluster kernel's.
-BUILDS = [{"tc_sum": True}, {"lazy": True}, {"tc_sum": True, "lazy": True}, {"scores16": True}]
+BUILDS = [{"tc_sum": True}, {"lazy": True}, {"tc_sum": True, "lazy": True}]
 
 
 def _ws(q, cache, topk, cpos, lens, perms=None, offsets=None, slots=6, overlap=True,

@@ -13,7 +13,8 @@ Per preset (default ``cap64k``, ``cap16k-high-overlap``, ``interleaved-64k``) an
    complete calls (docs/definitions.md#cost-accounting) — ``union8_original`` (T0: union
    preparation of the identity π + attention), ``union8_fixed_wW`` (T_fixed: preparation of
    precomputed ids + attention),
-   ``union8_online_wW`` (T_online: GPU regroup + preparation + attention), ``union8_random_ids``,
+   ``union8_online_wW`` (T_online: the fused online regroup, π and the plan in one launch, +
+   attention; docs/definitions.md#fused-online-plan), ``union8_random_ids``,
    ``union4_original``; ``*_attn`` rows are the attention kernel alone; baselines
    ``gather_reference`` (torch BF16 gather + SDPA, chunked) and ``flex_attention``
    (torch.compile'd, page-membership mask_mod + BlockMask; compile and mask build reported
@@ -34,7 +35,10 @@ inputs, K/V quantized once to the paged FP8 cache (per-head scales), checks agai
 emulation (:mod:`pageweaver_edu.replay.fp8`, sampled rows) and float64, bitwise equality of
 every ordering, then ``union8_fp8_original`` / ``_fixed_w128`` / ``_online_w128`` /
 ``union4_fp8_original`` (+ ``_attn`` rows) beside the BF16 ``union8_*`` rows, FlexAttention and
-the gather reference of the same run; writes ``union8_fp8_<preset>[_hH]_h200.json``.
+the gather reference of the same run, and the warp-specialized FP8 kernel at W64 and W128 with
+the fused online plan (``union8ws_fp8_online_wW``) and with the two launches before it
+(``_twopass``: the regroup, then the union preparation), their accounting under
+``accounting["union8ws_wW"]``; writes ``union8_fp8_<preset>[_hH]_h200.json``.
 ``--smoke --fp8`` is the FP8 smoke test (for compute-sanitizer).
 
 ``--peers`` / ``--no-peers``: FlashInfer rows (``flashinfer_decode_{bf16,fp8}[_tc]``,
@@ -73,7 +77,12 @@ ONLINE = (64, 128)
 def run_preset(name: str, heads: int, args, env: dict) -> dict:
     import torch
 
-    from pageweaver_edu.gpu import Bf16UnionAttention, Bf16WsUnionAttention, regroup_launch
+    from pageweaver_edu.gpu import (
+        Bf16UnionAttention,
+        Bf16WsUnionAttention,
+        regroup_launch,
+        regroup_plan_launch,
+    )
 
     x = common.preset_inputs(name, heads)
     cap, n, offsets, q, k, v = x.cap, x.n, x.offsets, x.q, x.k, x.v
@@ -91,6 +100,8 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
     ws = Bf16WsUnionAttention(q, (k, v), cpos, lens)
     regroupers = {w: regroup_launch(n, heads, x.kk, Grouping(w), offsets, cap.page_size)
                   for w in ONLINE}
+    fused = {w: regroup_plan_launch(n, heads, x.kk, Grouping(w), offsets, cap.page_size)
+             for w in ONLINE}  # the online plan in one launch (docs/definitions.md)
 
     # ---- correctness
     fresh = common.poisoned(u8, u4, u8s3, ws)
@@ -107,8 +118,8 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
     for key in plans:
         same[key] = bool(torch.equal(base, fresh(lambda key=key: u8.run(plans[key]))))
     for w in ONLINE:
-        same[f"online_w{w}"] = bool(torch.equal(base, fresh(lambda w=w: u8.run(prepare(
-            regroupers[w].run(t32, lens64))))))
+        same[f"online_w{w}"] = bool(torch.equal(base, fresh(lambda w=w: u8.run(
+            fused[w].run(t32, lens64)))))
     same["union4"] = bool(torch.equal(base, fresh(lambda: u4.run(plan4))))
     same["union8_3slots"] = bool(torch.equal(base, fresh(lambda: u8s3.run(plans["w128"]))))
     check["bitwise_identical"] = same
@@ -139,12 +150,11 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
         add(f"union8_fixed_w{w}_attn", lambda w=w: u8.run(plans[f"w{w}"]), c4=c4)
     add("union8_fixed_w128_3slots_attn", lambda: u8s3.run(plans["w128"]), c4=stats["w128"]["c4"])
     for w in ONLINE:
-        rg = regroupers[w]
-        t[f"online{w}"] = add(
-            f"union8_online_w{w}",
-            lambda rg=rg: u8.run(prepare(rg.run(t32, lens64))),
-            c4=stats[f"w{w}"]["c4"])
+        rg, fz = regroupers[w], fused[w]
+        t[f"online{w}"] = add(f"union8_online_w{w}", lambda fz=fz: u8.run(fz.run(t32, lens64)),
+                              c4=stats[f"w{w}"]["c4"])
         add(f"gpu_regroup_w{w}", lambda rg=rg: rg.run(t32, lens64))
+        add(f"gpu_regroup_plan_w{w}", lambda fz=fz: fz.run(t32, lens64))
     add("gpu_union_prepare", lambda: prepare(ident))
     c4o, c4w = stats["original"]["c4"], stats["w128"]["c4"]
     t["ws_T0"] = add("union8ws_bf16_original", lambda: ws.run(prepare(ident)), c4=c4o)
@@ -153,7 +163,7 @@ def run_preset(name: str, heads: int, args, env: dict) -> dict:
                         c4=c4w)
     add("union8ws_bf16_fixed_w128_attn", lambda: ws.run(plans["w128"]), c4=c4w)
     t["ws_online"] = add("union8ws_bf16_online_w128",
-                         lambda: ws.run(prepare(regroupers[128].run(t32, lens64))), c4=c4w)
+                         lambda: ws.run(fused[128].run(t32, lens64)), c4=c4w)
     add("union8_random_ids", lambda: u8.run(prepare(perm_gpu["random"])), c4=stats["random"]["c4"])
 
     # ---- baselines (checked against Union8, then timed)

@@ -19,6 +19,7 @@ from pageweaver_edu.core.grouping import Grouping
 FP8_DENSE_PEAK_TFLOPS = 1979.0  # H100/H200 SXM dense FP8 tensor-core peak (datasheet)
 FP8_TARGETS = {"vs_bf16_union8": 1.5, "vs_flex": 25.0, "fraction_of_fp8_peak_c4": 0.40,
                "s_net_w128_us": 0.0}
+ONLINE_WINDOWS = (64, 128)  # W of the online and fixed union8ws rows
 PAPER_MS = {"T0": 1.36633, "T_fixed": 1.27037, "T_online": 1.30792,
             "note": "arXiv:2610.11201 §5 on its L43/r1 64K capture: different inputs"}
 
@@ -34,6 +35,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
         Fp8WsUnionAttention,
         fp8_cache_from_bf16,
         regroup_launch,
+        regroup_plan_launch,
     )
     from pageweaver_edu.replay.fp8 import Fp8KV, fp8_union_attention, reference_on_cache
 
@@ -43,7 +45,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     prepare = x.prepare
     cache = fp8_cache_from_bf16(k, v)
     rng = np.random.default_rng(0)
-    o = common.prepare_orderings(x, (128,), rng)
+    o = common.prepare_orderings(x, ONLINE_WINDOWS, rng)
     stats, plans, plan4, perm_gpu = o.stats, o.plans, o.plan4, o.perm_gpu
     f8 = Fp8UnionAttention(q, cache, cpos, lens)
     f4 = Fp8UnionAttention(q, cache, cpos, lens)  # run with g = 4 plans: Union4
@@ -53,7 +55,18 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     ws = Fp8WsUnionAttention(q, cache, cpos, lens)
     wss = Fp8WsUnionAttention(q, cache, cpos, lens, overlap=False)
     wsb = Bf16WsUnionAttention(q, (k, v), cpos, lens)
-    rg = regroup_launch(n, heads, x.kk, Grouping(128), offsets, cap.page_size)
+    # the online plan: the fused regroup (one launch, docs/definitions.md#fused-online-plan);
+    # "twopass": the regroup, then the union preparation (two more launches), as before it
+    fused = {w: regroup_plan_launch(n, heads, x.kk, Grouping(w), offsets, cap.page_size)
+             for w in ONLINE_WINDOWS}
+    regroups = {w: regroup_launch(n, heads, x.kk, Grouping(w), offsets, cap.page_size)
+                for w in ONLINE_WINDOWS}
+
+    def online(w):
+        return fused[w].run(t32, lens64)
+
+    def twopass(w):
+        return prepare(regroups[w].run(t32, lens64))
 
     # ---- correctness (outputs poisoned with NaN before every run)
     fresh = common.poisoned(f8, f4, f8s3, b8, ws, wss)
@@ -82,8 +95,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
              "all_rows_written": not bool(torch.isnan(base).any())}
     same = {key: bool(torch.equal(base, fresh(lambda key=key: f8.run(plans[key]))))
             for key in plans}
-    same["online_w128"] = bool(torch.equal(
-        base, fresh(lambda: f8.run(prepare(rg.run(t32, lens64))))))
+    same["online_w128"] = bool(torch.equal(base, fresh(lambda: f8.run(online(128)))))
     same["union4"] = bool(torch.equal(base, fresh(lambda: f4.run(plan4))))
     same["union8_3slots"] = bool(torch.equal(base, fresh(lambda: f8s3.run(plans["w128"]))))
     # the warp-specialized kernel: the cluster kernel's bits under every ordering and schedule
@@ -92,8 +104,11 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     for key in (k for k in plans if k != "original"):
         same[f"union8ws_{key}"] = bool(torch.equal(
             base, fresh(lambda key=key: ws.run(plans[key]))))
-    same["union8ws_online_w128"] = bool(torch.equal(
-        base, fresh(lambda: ws.run(prepare(rg.run(t32, lens64))))))
+    for w in ONLINE_WINDOWS:
+        same[f"union8ws_online_w{w}"] = bool(torch.equal(base, fresh(lambda w=w: ws.run(
+            online(w)))))
+        same[f"union8ws_online_w{w}_twopass"] = bool(torch.equal(base, fresh(lambda w=w: ws.run(
+            twopass(w)))))
     same["union8ws_serial_w128"] = bool(torch.equal(base, fresh(lambda: wss.run(plans["w128"]))))
     check["bitwise_identical"] = same
     ws_got = ws_base[torch.from_numpy(rows).cuda()].float().cpu()
@@ -122,19 +137,28 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
                      lambda: f8.run(prepare(p128)), c4=c4w)
     add("union8_fp8_fixed_w128_attn", lambda: f8.run(plans["w128"]), c4=c4w)
     add("union8_fp8_fixed_w128_3slots_attn", lambda: f8s3.run(plans["w128"]), c4=c4w)
-    t["online"] = add("union8_fp8_online_w128", lambda: f8.run(prepare(rg.run(t32, lens64))),
-                      c4=c4w)
+    t["online"] = add("union8_fp8_online_w128", lambda: f8.run(online(128)), c4=c4w)
     add("union8_fp8_random_ids", lambda: f8.run(prepare(perm_gpu["random"])),
         c4=stats["random"]["c4"])
-    add("gpu_regroup_w128", lambda: rg.run(t32, lens64))
+    for w in ONLINE_WINDOWS:
+        add(f"gpu_regroup_w{w}", lambda w=w: regroups[w].run(t32, lens64))
+        add(f"gpu_regroup_plan_w{w}", lambda w=w: fused[w].run(t32, lens64))
     # the warp-specialized kernels (kernels/union8ws.cu), same calls
     t["ws_T0"] = add("union8ws_fp8_original", lambda: ws.run(prepare(ident)), c4=c4o)
     add("union8ws_fp8_original_attn", lambda: ws.run(plans["original"]), c4=c4o)
     t["ws_fixed"] = add("union8ws_fp8_fixed_w128", lambda: ws.run(prepare(p128)), c4=c4w)
     add("union8ws_fp8_fixed_w128_attn", lambda: ws.run(plans["w128"]), c4=c4w)
     add("union8ws_fp8_fixed_w128_attn_serial", lambda: wss.run(plans["w128"]), c4=c4w)
-    t["ws_online"] = add("union8ws_fp8_online_w128", lambda: ws.run(prepare(rg.run(t32, lens64))),
-                         c4=c4w)
+    for w in ONLINE_WINDOWS:
+        c4 = stats[f"w{w}"]["c4"]
+        if w != 128:
+            t[f"ws_fixed{w}"] = add(f"union8ws_fp8_fixed_w{w}",
+                                    lambda w=w: ws.run(prepare(perm_gpu[f"w{w}"])), c4=c4)
+        t[f"ws_online{w}"] = add(f"union8ws_fp8_online_w{w}", lambda w=w: ws.run(online(w)),
+                                 c4=c4)
+        t[f"ws_twopass{w}"] = add(f"union8ws_fp8_online_w{w}_twopass",
+                                  lambda w=w: ws.run(twopass(w)), c4=c4)
+    t["ws_fixed128"], t["ws_online"] = t["ws_fixed"], t["ws_online128"]
     t["wsb_T0"] = add("union8ws_bf16_original", lambda: wsb.run(prepare(ident)), c4=c4o)
     t["wsb_fixed"] = add("union8ws_bf16_fixed_w128", lambda: wsb.run(prepare(p128)), c4=c4w)
     # BF16 kernels of the same run (for the ratios; names as in the BF16 result files)
@@ -142,8 +166,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
                        lambda: b8.run(prepare(ident)), c4=c4o)
     t["bf16_fixed"] = add("union8_fixed_w128",
                           lambda: b8.run(prepare(p128)), c4=c4w)
-    t["bf16_online"] = add("union8_online_w128", lambda: b8.run(prepare(rg.run(t32, lens64))),
-                           c4=c4w)
+    t["bf16_online"] = add("union8_online_w128", lambda: b8.run(online(128)), c4=c4w)
     add("union4_original", lambda: b4.run(prepare(ident, 4)), c4=c4u4)
 
     # ---- baselines (timed only)
@@ -155,6 +178,12 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     acct = {"w128": {"S_exec_us": round(t["T0"] - t["fixed"], 2),
                      "C_online_us": round(t["online"] - t["fixed"], 2),
                      "S_net_us": round(t["T0"] - t["online"], 2)}}
+    for w in ONLINE_WINDOWS:  # the fastest kernel: the fused online plan, and before it
+        tf, to, tp = t[f"ws_fixed{w}"], t[f"ws_online{w}"], t[f"ws_twopass{w}"]
+        acct[f"union8ws_w{w}"] = {
+            "S_exec_us": round(t["ws_T0"] - tf, 2), "C_online_us": round(to - tf, 2),
+            "S_net_us": round(t["ws_T0"] - to, 2), "C_online_twopass_us": round(tp - tf, 2),
+            "S_net_twopass_us": round(t["ws_T0"] - tp, 2)}
     best = min(t["T0"], t["fixed"], t["online"])
     best_bf16 = min(t["bf16_T0"], t["bf16_fixed"], t["bf16_online"])
     best_c4 = c4o if best == t["T0"] else c4w

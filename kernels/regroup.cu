@@ -55,6 +55,7 @@
 // Ids >= B never index a bitmap or a column: they only raise the flag.
 #include "cluster_pipeline.cuh"
 #include "pageweaver_common.cuh"
+#include "union_emit.cuh"
 
 #include <stdint.h>
 
@@ -699,9 +700,11 @@ __device__ __forceinline__ int poll_chunk(const unsigned long long* words,
   return status;
 }
 
-// End of a window of a multi-window chunk whose stores are issued (see the file comment).
+// End of a window of a multi-window chunk whose stores are issued (see the file comment);
+// `rewrite(ch)` writes what else the identity of the whole chunk changes (the fused plan).
+template <class Rewrite>
 __device__ __forceinline__ void chunk_finish(unsigned long long* words, int status, int* perm,
-                                             int4 ch, ChunkShared& cs) {
+                                             int4 ch, ChunkShared& cs, const Rewrite& rewrite) {
   if (status == kChunkClean) return;  // π is final everywhere: nothing to order or count
   __threadfence();                    // this window's stores are visible before it is counted
   __syncthreads();
@@ -714,22 +717,33 @@ __device__ __forceinline__ void chunk_finish(unsigned long long* words, int stat
     cs.rewrite = rewrite;
   }
   __syncthreads();
-  if (cs.rewrite) store_perm(perm, ch.x, ch.y, nullptr);
+  if (cs.rewrite) {
+    store_perm(perm, ch.x, ch.y, nullptr);
+    rewrite(ch);
+  }
 }
 
 // One window: `build` fills the family's shared state and returns the capacity-fallback flag
 // (CTA-uniform); then `greedy(size)` writes the local π to `local` unless the window is
 // flagged. kPollWarp is a warp that the greedy leaves idle (it polls the chunk while the
-// rounds run), or -1: thread 0 then looks at the chunk once after the rounds.
-template <int kPollWarp, class Build, class Greedy>
+// rounds run), or -1: thread 0 then looks at the chunk once after the rounds. After π is
+// stored, `emit(window, local π or nullptr for the identity)` runs in every thread (the fused
+// plan; before the window counts itself in a chunk), and a chunk that ends as the identity
+// calls `emit_chunk(chunk)` in the window that rewrites it.
+struct NoPlan {
+  __device__ __forceinline__ void operator()(int4, const int*) const {}
+  __device__ __forceinline__ void operator()(int4) const {}
+};
+template <int kPollWarp, class Build, class Greedy, class Emit = NoPlan>
 __device__ __forceinline__ void regroup_window(const Args& a, const int* local, ChunkShared& cs,
-                                               const Build& build, const Greedy& greedy) {
+                                               const Build& build, const Greedy& greedy,
+                                               const Emit& emit = Emit()) {
   PW_PHASE(0);
   const int head = blockIdx.y;
   int4 win, ch;  // (start, size, chunk, 0) and (start, size, windows, 0)
-  if (a.uniform > 0) {
+  if (a.uniform > 0) {  // .w: the first group of the window / chunk (the fused plan's rows)
     const int first = static_cast<int>(blockIdx.x) * a.uniform;
-    win = make_int4(first, min(a.uniform, a.n - first), 0, 0);
+    win = make_int4(first, min(a.uniform, a.n - first), 0, first / a.group);
     ch = make_int4(0, a.n, static_cast<int>(gridDim.x), 0);
   } else {
     win = a.windows[blockIdx.x];
@@ -775,7 +789,8 @@ __device__ __forceinline__ void regroup_window(const Args& a, const int* local, 
   __syncthreads();
   status = cs.status;
   store_perm(perm, start, size, status == kChunkFlagged ? nullptr : local);
-  if (words != nullptr) chunk_finish(words, status, perm, ch, cs);
+  emit(win, status == kChunkFlagged ? nullptr : local);
+  if (words != nullptr) chunk_finish(words, status, perm, ch, cs, [&](int4 c) { emit(c); });
   PW_PHASE(5);
 }
 
@@ -811,6 +826,66 @@ __device__ __forceinline__ void regroup_cta_pairs(const Args& a) {
   });
 }
 
+// ---- The fused online plan (regroup_plan_pairs_w<W>): the union plan of the window's groups
+// in the layout of kernels/union_plan_args.cuh with one row of `capacity` = g·K entries per
+// group (pages[gi·capacity ...], masks alike, counts[gi] = |U_G|), so no window waits for
+// another's page count (no prefix sum). A window emits its groups right after storing π, one
+// warp per group (kernels/union_emit.cuh), the members from its local π in shared memory; a
+// chunk that ends as the identity is emitted again, whole, by the window that rewrites it.
+// Group j of a window (or chunk) starting at row s is plan group h·G + first + j, first =
+// the table's .w (the request-local group index of row s: windows and chunks start at
+// multiples of g inside their request).
+struct PlanOut {
+  int* pages;      // [H·G·capacity]
+  uint8_t* masks;  // [H·G·capacity]
+  int* counts;     // [H·G]
+  int num_groups;  // G per KV head
+  int capacity;    // entries per group row: g·K
+};
+
+// Plan rows of the groups of rows [span.x, span.x + span.y) (first group span.w), members
+// local[r] (span-local ids) or the identity (local == nullptr); scratch: kWarpWords words per
+// warp of the CTA.
+__device__ __forceinline__ void emit_plan(const Args& a, const PlanOut& pl, int4 span,
+                                          const int* local, uint32_t* scratch) {
+  const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const int r = (threadIdx.x & 31) >> 2;  // lanes 4r .. 4r+3 read member r's ids
+  const int groups = (span.y + a.group - 1) / a.group;
+  const long long head_row = static_cast<long long>(blockIdx.y) * a.n;
+  for (int j = warp; j < groups; j += warps) {
+    const int first = j * a.group, members = min(a.group, span.y - first);
+    const int* row = nullptr;
+    if (r < members) {
+      const int id = span.x + (local != nullptr ? local[first + r] : first + r);
+      row = a.topk + (head_row + id) * a.k;
+    }
+    const int gi = static_cast<int>(blockIdx.y) * pl.num_groups + span.w + j;
+    const int count = unions::union_group<true, false>(
+        row, a.k, scratch + warp * unions::kWarpWords, unions::Out{pl.pages, pl.masks, nullptr},
+        gi * pl.capacity);
+    if ((threadIdx.x & 31) == 0) pl.counts[gi] = count;
+  }
+}
+
+template <int W>
+__device__ __forceinline__ void regroup_plan_cta_pairs(const Args& a, const PlanOut& pl) {
+  static_assert(W * W / 2 >= (W / 32) * unions::kWarpWords, "the emission scratch fits in M");
+  __shared__ __align__(16) PairsShared<W> sm;
+  __shared__ ChunkShared cs;
+  uint32_t* scratch = sm.pairs;  // M is no longer read once π is stored
+  auto emit = [&](int4 span, const int* local) { emit_plan(a, pl, span, local, scratch); };
+  struct {
+    decltype(emit)& e;
+    __device__ __forceinline__ void operator()(int4 span, const int* local) const { e(span, local); }
+    __device__ __forceinline__ void operator()(int4 chunk) const { e(chunk, nullptr); }
+  } hooks{emit};
+  regroup_window<(W > 32 ? 1 : -1)>(a, sm.perm, cs, [&](const int* rows, int start, int size) {
+    return build_pairs<W>(a, rows, start, size, sm);
+  }, [&](int size) {
+    if (threadIdx.x < 32) greedy_pairs<W>(a, size, sm);
+  }, hooks);
+}
+
 }  // namespace regroup
 }  // namespace pageweaver
 
@@ -836,3 +911,22 @@ PW_REGROUP_ENTRY(256, regroup_bits_t256, pageweaver::regroup::regroup_cta_bits<2
 PW_REGROUP_ENTRY(32, regroup_pairs_w32, pageweaver::regroup::regroup_cta_pairs<32>)
 PW_REGROUP_ENTRY(64, regroup_pairs_w64, pageweaver::regroup::regroup_cta_pairs<64>)
 PW_REGROUP_ENTRY(128, regroup_pairs_w128, pageweaver::regroup::regroup_cta_pairs<128>)
+
+// The fused online plan (regroup_plan_pairs_w<W>, K <= 16, g <= 8): the regroup's parameters,
+// then pages, masks, counts, G per KV head and the row capacity (prepared format
+// "PPPPPPqiiiiiii" + "PPPii").
+#define PW_REGROUP_PLAN_ENTRY(W)                                                               \
+  extern "C" __global__ void __launch_bounds__(W, 2) regroup_plan_pairs_w##W(                 \
+      const int* topk, const long long* lengths, const int4* windows, const int4* chunks,     \
+      int* perm, unsigned long long* scratch, long long len_limit, int n, int k,              \
+      int num_chunks, int group, int capacity, int uniform, int parity, int* pages,           \
+      uint8_t* masks, int* counts, int num_groups, int row_capacity) {                        \
+    const pageweaver::regroup::Args a{topk,       lengths, windows, chunks,   perm,   scratch,   \
+                                      len_limit,  n,       k,       num_chunks, group, capacity, \
+                                      uniform,    parity};                                      \
+    pageweaver::regroup::regroup_plan_cta_pairs<W>(                                            \
+        a, pageweaver::regroup::PlanOut{pages, masks, counts, num_groups, row_capacity});      \
+  }
+PW_REGROUP_PLAN_ENTRY(32)
+PW_REGROUP_PLAN_ENTRY(64)
+PW_REGROUP_PLAN_ENTRY(128)

@@ -67,8 +67,9 @@
 //   q [N, H*16, 128], k/v [pages, H, 128, 128] (H = 1: [pages, 128, 128]), o [N, H*16, 128]
 //   the union plan of all KV heads, in the layout of kernels/union_prepare.cu:
 //   groups [H*G] int4 (first position in the flat [H*N] π, members, row base h*N, 0), perm [H*N]
-//   (head-local original ids), page_offsets [H*G + 1] into pages [T] int32 (page ids, used as
-//   K/V pool rows and as token positions p*P) and masks [T] uint8 (bit r = position r selects p).
+//   (head-local original ids), page_offsets / page_counts [H*G] into pages int32 (page ids,
+//   used as K/V pool rows and as token positions p*P) and masks uint8 (bit r = position r
+//   selects p).
 //   Group gi = h*G + j runs on CTAs (kCtas*j .. , h). causal_pos / lengths [N] int32 or null.
 #include "cluster_pipeline.cuh"
 #include "pageweaver_common.cuh"
@@ -98,9 +99,9 @@ struct Args {
   const __nv_bfloat16* __restrict__ k;  // [pages, H, 128, 128]
   const __nv_bfloat16* __restrict__ v;  // [pages, H, 128, 128]
   __nv_bfloat16* __restrict__ o;        // [N, H*16, 128]
-  UnionPlanArgs plan;                   // the union plan, positions, N, G, H (80 B)
+  UnionPlanArgs plan;                   // the union plan, positions, N, G, H (88 B)
 };
-static_assert(sizeof(Args) == 112 && offsetof(Args, plan) == 32,
+static_assert(sizeof(Args) == 120 && offsetof(Args, plan) == 32,
               "the packed host buffer (Bf16UnionAttention in pageweaver_edu/gpu/union8.py)");
 
 // ---------------------------------------------------------------- PTX helpers
@@ -237,7 +238,7 @@ __device__ __forceinline__ void union_attention(const Args& a) {
   const int gi = head * a.plan.num_groups + group;
   const int4 gs = __ldg(a.plan.groups + gi);
   const int p_begin = __ldg(a.plan.page_offsets + gi);
-  const int count = __ldg(a.plan.page_offsets + gi + 1) - p_begin;  // |U_G|
+  const int count = __ldg(a.plan.page_counts + gi);  // |U_G|
   const int slot = cta * kWarps + warp;                 // r: this warp's member position
   bool present = slot < gs.y;                           // short tail group: no query here
   int qid = 0, limit = kNoLimit;                        // original id π[r]; t < limit

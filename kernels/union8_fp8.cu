@@ -94,9 +94,9 @@ struct Args {
   __nv_bfloat16* __restrict__ o;        // [N, H*16, 128] bf16
   const float* __restrict__ k_scale;    // [H]
   const float* __restrict__ v_scale;    // [H]
-  UnionPlanArgs plan;                   // the union plan, positions, N, G, H (80 B)
+  UnionPlanArgs plan;                   // the union plan, positions, N, G, H (88 B)
 };
-static_assert(sizeof(Args) == 128 && offsetof(Args, plan) == 48,
+static_assert(sizeof(Args) == 136 && offsetof(Args, plan) == 48,
               "the packed host buffer (Fp8UnionAttention in pageweaver_edu/gpu/union8_fp8.py)");
 
 // ---------------------------------------------------------------- PTX helpers
@@ -129,7 +129,7 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
   const int gi = head * a.plan.num_groups + group;
   const int4 gs = __ldg(a.plan.groups + gi);
   const int p_begin = __ldg(a.plan.page_offsets + gi);
-  const int count = __ldg(a.plan.page_offsets + gi + 1) - p_begin;  // |U_G|
+  const int count = __ldg(a.plan.page_counts + gi);  // |U_G|
 
   // Visible-token limits of the CTA's four member positions (0: no query, nothing visible).
   int lim[kWarps];

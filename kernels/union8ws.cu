@@ -113,7 +113,7 @@ struct Args {
   unsigned long long counter_base;      // the counter's value before this launch
   UnionPlanArgs plan;
 };
-static_assert(sizeof(Args) == 144 && offsetof(Args, plan) == 64,
+static_assert(sizeof(Args) == 152 && offsetof(Args, plan) == 64,
               "the packed host buffer (ARG_FORMAT of the union8ws front end)");
 
 // A group's header (written by the scheduler), 80 bytes, two of them, int32 fields:
@@ -184,7 +184,7 @@ __device__ __forceinline__ void schedule(const Args& a, uint32_t base, int lane)
     const int head = w / a.plan.num_groups;
     const int4 gs = __ldg(a.plan.groups + w);
     const int p_begin = __ldg(a.plan.page_offsets + w);
-    const int count = __ldg(a.plan.page_offsets + w + 1) - p_begin;
+    const int count = __ldg(a.plan.page_counts + w);
     int id = -1, lim = 0;
     if (lane < kGroupSlots && lane < gs.y) id = __ldg(a.plan.perm + gs.x + lane);
     if (id >= 0 && id < a.plan.n) {

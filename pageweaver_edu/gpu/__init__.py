@@ -8,6 +8,8 @@ reason) on a CPU-only machine.
   :func:`pageweaver_edu.regroup.greedy_regroup`.
 - :func:`gpu_prepare_unions` — ``kernels/union_prepare.cu``, the :class:`GpuUnionPlan` whose
   fields equal :func:`pageweaver_edu.core.prepare_unions`'s.
+- :func:`gpu_regroup_plan` — the fused online regroup (``kernels/regroup.cu``): π and the
+  union plan in one launch.
 - :class:`Bf16UnionAttention`, :class:`Fp8UnionAttention` — the Union8 / Union4 cluster
   kernels (``kernels/union8.cu``, ``kernels/union8_fp8.cu``);
   :class:`Bf16WsUnionAttention`, :class:`Fp8WsUnionAttention` — the warp-specialized Union8
@@ -25,6 +27,7 @@ from .device import (
 from .fp8_tiles import Fp8Cache, fp8_cache_from_bf16, fp8_cache_from_kv
 from .loader import GPULaunchError, kernel_dir, kernel_sources
 from .regroup import VARIANTS, RegroupLaunch, gpu_greedy_regroup, pick_variant, regroup_launch
+from .regroup_plan import RegroupPlanLaunch, gpu_regroup_plan, regroup_plan_launch
 from .union8 import Bf16UnionAttention
 from .union8_fp8 import Fp8UnionAttention
 from .union8ws import Bf16WsUnionAttention, Fp8WsUnionAttention
@@ -50,6 +53,7 @@ __all__ = [
     "GPUUnavailableError",
     "GpuUnionPlan",
     "RegroupLaunch",
+    "RegroupPlanLaunch",
     "UnionAttention",
     "UnionEntry",
     "UnionPrepLaunch",
@@ -58,6 +62,7 @@ __all__ = [
     "fp8_cache_from_kv",
     "gpu_available",
     "gpu_greedy_regroup",
+    "gpu_regroup_plan",
     "gpu_prepare_unions",
     "gpu_required_by_env",
     "gpu_unavailable_reason",
@@ -65,6 +70,7 @@ __all__ = [
     "kernel_sources",
     "pick_variant",
     "regroup_launch",
+    "regroup_plan_launch",
     "require_gpu",
     "union_prep_launch",
 ]

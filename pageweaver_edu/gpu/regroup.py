@@ -203,6 +203,44 @@ def regroup_launch(n, heads, k, grouping: Grouping, request_offsets=None, page_s
     return prepared
 
 
+def regroup_inputs(topk, grouping: Grouping, lengths, page_size):
+    """The checked inputs of a GPU regroup (this module's and the fused online plan's).
+
+    Parameters
+    ----------
+    topk, grouping, lengths, page_size
+        As :func:`gpu_greedy_regroup`.
+
+    Returns
+    -------
+    (ids, lengths, page_size)
+        ``ids`` int32 on the GPU ``[N, K]`` or ``[H, N, K]``; ``lengths`` int64 on the GPU
+        ``[N]`` or None.
+    """
+    require_gpu()
+    import torch
+
+    if grouping.capacity > MAX_CAPACITY:
+        raise PageWeaverInputError(
+            f"the GPU regroup's bitmaps hold B <= {MAX_CAPACITY} pages, got "
+            f"B = {grouping.capacity}; use pageweaver_edu.regroup.greedy_regroup for larger "
+            "capacities")
+    page_size = positive_int(page_size, "page_size P")
+    if grouping.window > MAX_WINDOW:
+        raise PageWeaverInputError(
+            f"the GPU regroup holds W <= {MAX_WINDOW}, got W = {grouping.window}")
+    ids = cuda_ids(topk, "topk", (2, 3))
+    n = ids.shape[-2]
+    if lengths is not None:
+        if isinstance(lengths, torch.Tensor) and lengths.is_cuda:
+            if tuple(lengths.shape) != (n,):
+                raise PageWeaverInputError(f"lengths must have shape [N] = ({n},)")
+            lengths = lengths.to(torch.int64).contiguous()
+        else:
+            lengths = torch.from_numpy(as_positions(lengths, n, "lengths")).cuda()
+    return ids, lengths, page_size
+
+
 def gpu_greedy_regroup(topk, grouping: Grouping, *, request_offsets=None, lengths=None,
                        page_size: int = 128, variant: str | None = None):
     """Greedy regroup on the GPU; same rule and result as the CPU reference.
@@ -227,30 +265,13 @@ def gpu_greedy_regroup(topk, grouping: Grouping, *, request_offsets=None, length
     torch.Tensor of int32 on the GPU, shape [N] (or [H, N])
         π: execution slot r runs original query ``perm[r]`` (per head).
     """
-    require_gpu()
     import torch
 
-    if grouping.capacity > MAX_CAPACITY:
-        raise PageWeaverInputError(
-            f"the GPU regroup's bitmaps hold B <= {MAX_CAPACITY} pages, got "
-            f"B = {grouping.capacity}; use pageweaver_edu.regroup.greedy_regroup for larger "
-            "capacities")
-    page_size = positive_int(page_size, "page_size P")
-    if grouping.window > MAX_WINDOW:
-        raise PageWeaverInputError(
-            f"the GPU regroup holds W <= {MAX_WINDOW}, got W = {grouping.window}")
-    ids = cuda_ids(topk, "topk", (2, 3))
+    ids, lengths, page_size = regroup_inputs(topk, grouping, lengths, page_size)
     batched = ids.dim() == 3
     if not batched:
         ids = ids.unsqueeze(0)
     heads, n, k = ids.shape
-    if lengths is not None:
-        if isinstance(lengths, torch.Tensor) and lengths.is_cuda:
-            if tuple(lengths.shape) != (n,):
-                raise PageWeaverInputError(f"lengths must have shape [N] = ({n},)")
-            lengths = lengths.to(torch.int64).contiguous()
-        else:
-            lengths = torch.from_numpy(as_positions(lengths, n, "lengths")).cuda()
     prepared = regroup_launch(n, heads, k, grouping, request_offsets, page_size, variant)
     if n == 0:
         out = torch.empty((heads, 0), dtype=torch.int32, device=ids.device)

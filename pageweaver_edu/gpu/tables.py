@@ -34,9 +34,12 @@ def regroup_tables(n: int, grouping: Grouping,
     Returns
     -------
     windows : numpy.ndarray of int32, shape [M, 4]
-        ``(first row, rows, chunk index, 0)`` per window, request- and chunk-local.
+        ``(first row, rows, chunk index, first group)`` per window, request- and chunk-local;
+        the first group is the index, in :func:`union_group_table`'s order, of the group that
+        starts at the window's first row (the fused plan's rows; W and the chunk size are
+        multiples of g, so a group starts there).
     chunks : numpy.ndarray of int32, shape [C, 4]
-        ``(first row, rows, number of windows, 0)`` per (request, chunk).
+        ``(first row, rows, number of windows, first group)`` per (request, chunk).
     """
     window = grouping.window
     if window > MAX_WINDOW:
@@ -45,11 +48,16 @@ def regroup_tables(n: int, grouping: Grouping,
         )
     offsets = as_request_offsets(request_offsets, n)
     spans = chunk_table(offsets, grouping.chunk_size)
+    first_rows = group_table(offsets, grouping.group)[:, 0]
+
+    def first_group(row: int) -> int:
+        return int(np.searchsorted(first_rows, row))
+
     wins, chunks = [], []
     for c, span in enumerate(spans):
         cut = split_spans(span[None, :], window)
-        chunks.append((span[0], span[1] - span[0], len(cut), 0))
-        wins.extend((s, e - s, c, 0) for s, e in cut)
+        chunks.append((span[0], span[1] - span[0], len(cut), first_group(span[0])))
+        wins.extend((s, e - s, c, first_group(s)) for s, e in cut)
     w = np.array(wins, dtype=np.int64).reshape(-1, 4)
     ch = np.array(chunks, dtype=np.int64).reshape(-1, 4)
     if n >= 2**31:

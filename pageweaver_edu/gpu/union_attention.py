@@ -25,9 +25,9 @@ from .tensors import cuda_positions, pointer
 from .union_plan import GpuUnionPlan
 
 HEADS, DIM, PAGE = 16, 128, 128  # local Q heads per KV head, d, tokens per page P
-#: PyCUDA format of ``UnionPlanArgs``: perm, groups, page_offsets, pages, masks, causal_pos,
-#: lengths, then N, G, H, pool pages, scale·log2(e) and a padding int (80 bytes).
-PLAN_FORMAT = "PPPPPPP" + "iiiifi"
+#: PyCUDA format of ``UnionPlanArgs``: perm, groups, page_offsets, page_counts, pages, masks,
+#: causal_pos, lengths, then N, G, H, pool pages, scale·log2(e) and a padding int (88 bytes).
+PLAN_FORMAT = "PPPPPPPP" + "iiiifi"
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,8 @@ class UnionAttention:
         grid = self.launch_grid(plan)
         launch(func, grid, (self.threads, 1, 1),
                *self.operands(), plan.perm.data_ptr(), plan.groups.data_ptr(),
-               plan.page_offsets.data_ptr(), plan.pages.data_ptr(), plan.masks.data_ptr(),
+               plan.page_offsets.data_ptr(), plan.page_counts.data_ptr(), plan.pages.data_ptr(),
+               plan.masks.data_ptr(),
                pointer(self.causal), pointer(self.lengths), self.n, groups, self.heads,
                self.num_pages, self.scale_log2, 0, shared_size=smem)
         self.launched(plan, grid)

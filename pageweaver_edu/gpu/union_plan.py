@@ -3,10 +3,12 @@ takes.
 
 :class:`GpuUnionPlan` holds the plan of H KV heads in the layout of
 ``kernels/union_plan_args.cuh``: one group table for all heads, head-local π, and the pages,
-membership bytes and CTA flags of every group (docs/definitions.md#union-preparation). It is
-built on the GPU by :func:`pageweaver_edu.gpu.unions.gpu_prepare_unions` (no host
-synchronisation) or uploaded from CPU plans by :meth:`GpuUnionPlan.from_cpu`, and read back
-with :meth:`GpuUnionPlan.to_cpu`.
+membership bytes and CTA flags of every group (docs/definitions.md#union-preparation), either
+packed one group after another (CSR) or one row of a fixed capacity per group (the fused online
+plan, docs/definitions.md#fused-online-plan). It is built on the GPU, with no host
+synchronisation, by :func:`pageweaver_edu.gpu.unions.gpu_prepare_unions` (CSR) or
+:func:`pageweaver_edu.gpu.regroup_plan.gpu_regroup_plan` (rows), or uploaded from CPU plans by
+:meth:`GpuUnionPlan.from_cpu`, and read back with :meth:`GpuUnionPlan.to_cpu`.
 """
 
 from __future__ import annotations
@@ -31,13 +33,17 @@ class GpuUnionPlan:
     groups : torch.Tensor of int32, shape [H*G, 4]
         ``(first slot in perm, slots, head row base h*N, 0)``; group j of head h is row h*G + j.
     page_offsets : torch.Tensor of int32, shape [H*G + 1]
-        Group i's pages are ``pages[page_offsets[i]:page_offsets[i+1]]``.
+        Group i's pages are ``pages[page_offsets[i]:page_offsets[i] + page_counts[i]]``; in a
+        CSR plan ``page_offsets[i+1] = page_offsets[i] + page_counts[i]``, in a row plan
+        ``page_offsets[i] = i * row_capacity``.
     pages : torch.Tensor of int32, shape [>= T]
-        U_G per group, ascending (T = ``page_offsets[-1]``; an untrimmed plan has spare room).
+        U_G per group, ascending (CSR: T = ``page_offsets[-1]``, an untrimmed plan has spare
+        room; rows: T = H*G*row_capacity, each row's entries past its count are unused).
     masks : torch.Tensor of uint8, shape [>= T]
         Bit r set when slot r of the group selects the page.
-    cta_any : torch.Tensor of bool, shape [>= T, 2]
-        CTA0 (slots 0–3) / CTA1 (slots 4–7) has work on the page.
+    cta_any : torch.Tensor of bool, shape [>= T, 2], or None
+        CTA0 (slots 0–3) / CTA1 (slots 4–7) has work on the page (None in a row plan: no
+        kernel reads it; :meth:`to_cpu` derives it from the masks).
     page_counts : torch.Tensor of int32, shape [H*G]
         |U_G|.
     group : int
@@ -46,6 +52,8 @@ class GpuUnionPlan:
         H.
     n : int
         N, queries per head.
+    row_capacity : int
+        0 for a CSR plan; else the entries of every group's row (g·K).
     """
 
     perm: object
@@ -58,6 +66,7 @@ class GpuUnionPlan:
     group: int
     heads: int
     n: int
+    row_capacity: int = 0
 
     @property
     def num_groups(self) -> int:
@@ -66,7 +75,9 @@ class GpuUnionPlan:
 
     def trimmed(self) -> GpuUnionPlan:
         """The plan with pages, masks and CTA flags cut to their length T (reads T back: one
-        host synchronisation)."""
+        host synchronisation); a row plan as it is."""
+        if self.row_capacity:
+            return self
         total = int(self.page_offsets[-1].item())
         return replace(self, pages=self.pages[:total], masks=self.masks[:total],
                        cta_any=self.cta_any[:total])
@@ -128,15 +139,25 @@ class GpuUnionPlan:
         -------
         UnionPlan (one KV head) or list of UnionPlan (one per head)
         """
-        offsets = self.page_offsets.cpu().numpy()
-        total = int(offsets[-1])
-        pages = self.pages[:total].cpu().numpy()
-        masks = self.masks[:total].cpu().numpy()
-        cta_any = self.cta_any[:total].cpu().numpy()
+        counts = self.page_counts.cpu().numpy()
+        if self.row_capacity:  # gather the rows into CSR
+            starts = self.page_offsets.cpu().numpy()[:len(counts)].astype(np.int64)
+            take = np.concatenate([np.arange(s, s + c) for s, c in zip(starts, counts,
+                                                                      strict=True)]
+                                  + [np.zeros(0, dtype=np.int64)])
+            pages = self.pages.cpu().numpy()[take]
+            masks = self.masks.cpu().numpy()[take]
+            offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+            cta_any = np.stack([(masks & 0x0F) != 0, (masks & 0xF0) != 0], axis=1)
+        else:
+            offsets = self.page_offsets.cpu().numpy()
+            total = int(offsets[-1])
+            pages = self.pages[:total].cpu().numpy()
+            masks = self.masks[:total].cpu().numpy()
+            cta_any = self.cta_any[:total].cpu().numpy()
         perm = self.perm.cpu().numpy().reshape(self.heads, -1)
         groups = self.groups.cpu().numpy()
         slots = np.stack([groups[:, 0] - groups[:, 2], groups[:, 1]], axis=1)
-        counts = self.page_counts.cpu().numpy()
         g = self.num_groups
         plans = []
         for h in range(self.heads):

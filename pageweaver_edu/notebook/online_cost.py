@@ -36,11 +36,12 @@ def _label_side(x: float, xs: list) -> str:
     return "middle left" if x == max(xs) else "middle right"
 
 
-def _waterfall(t0: float, tf: float, to: float) -> go.Waterfall:
+def waterfall_trace(t0: float, tf: float, to: float, digits: int = 0) -> go.Waterfall:
+    """T0 → −S_exec → +C_online → T_online as one waterfall (C_online with ``digits``)."""
     return go.Waterfall(
         x=["T0", "− S_exec", "+ C_online", "T_online"],
         measure=["absolute", "relative", "relative", "total"], y=[t0, tf - t0, to - tf, 0],
-        text=[f"{t0:.0f}", f"{tf - t0:+.0f}", f"{to - tf:+.0f}", f"{to:.0f}"],
+        text=[f"{t0:.0f}", f"{tf - t0:+.0f}", f"{to - tf:+.{digits}f}", f"{to:.0f}"],
         textposition="outside")
 
 
@@ -50,8 +51,8 @@ def waterfall_figure(medians: dict, where: str) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, subplot_titles=(
         f"ours: BF16 Union8, cap64k, W128 ({where.split(':')[0]})",
         "paper: FP8 Union8, L43/r1, W128"))
-    fig.add_trace(_waterfall(*(medians[name] for name in CALL_ROWS)), 1, 1)
-    fig.add_trace(_waterfall(*PAPER_CALLS_US.values()), 1, 2)
+    fig.add_trace(waterfall_trace(*(medians[name] for name in CALL_ROWS)), 1, 1)
+    fig.add_trace(waterfall_trace(*PAPER_CALLS_US.values()), 1, 2)
     fig.update_layout(showlegend=False)
     fig.update_yaxes(rangemode="normal")
     return style(fig, "Figure 6's accounting: S_net = S_exec − C_online", "term of eq. 7",

@@ -64,6 +64,9 @@ def test_gpu_tables_follow_cpu_boundaries():
     assert np.array_equal(wins[:, 0], plan.windows[:, 0])
     assert np.array_equal(wins[:, 0] + wins[:, 1], plan.windows[:, 1])
     assert chunks[:, 2].sum() == len(wins)
+    firsts = union_group_table(50, 1, [0, 13, 13, 50], 4)[:, 0].tolist()
+    for start, group in (*wins[:, [0, 3]], *chunks[:, [0, 3]]):  # the fused plan's row bases
+        assert firsts[group] == start
     table = union_group_table(10, 2, [0, 3, 10], 4)
     assert table[:, 1].sum() == 20 and table[3].tolist() == [10, 3, 10, 0]
 

@@ -75,7 +75,7 @@ def test_pack_unpack_roundtrip_and_sizes():
     assert sorted(tau().tolist()) == list(range(128))
     assert Fp8UnionAttention.smem_bytes(2) == 1024 + 2 * 32768 + 32
     arg_format = Fp8UnionAttention.operand_format + PLAN_FORMAT
-    assert len(arg_format) == 19  # 13 pointers + 4 ints + float + int = 128 bytes
+    assert len(arg_format) == 20  # 14 pointers + 4 ints + float + int = 136 bytes
 
 
 def test_k_tile_is_the_qk_b_operand():

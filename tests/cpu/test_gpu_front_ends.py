@@ -123,12 +123,12 @@ def test_union_kernels_pick_the_entry_and_pack_the_arguments(fake, cls):
         assert stream is None and smem == cls.smem_bytes(att.slots) > 48 * 1024
         own = len(cls.operand_format)
         assert len(args) == own + len(PLAN_FORMAT) and args[:own] == operands
-        assert args[own:own + 5] == (plan.perm.data_ptr(), plan.groups.data_ptr(),
-                                     plan.page_offsets.data_ptr(), plan.pages.data_ptr(),
-                                     plan.masks.data_ptr())
-        assert args[own + 6] == 0  # no lengths: nullptr
-        assert args[own + 7:own + 11] == (n, plan.num_groups, heads, att.num_pages)
-        assert args[own + 11] == pytest.approx(128**-0.5 * np.log2(np.e))
+        assert args[own:own + 6] == (plan.perm.data_ptr(), plan.groups.data_ptr(),
+                                     plan.page_offsets.data_ptr(), plan.page_counts.data_ptr(),
+                                     plan.pages.data_ptr(), plan.masks.data_ptr())
+        assert args[own + 7] == 0  # no lengths: nullptr
+        assert args[own + 8:own + 12] == (n, plan.num_groups, heads, att.num_pages)
+        assert args[own + 12] == pytest.approx(128**-0.5 * np.log2(np.e))
     compiles = [e for e in fake if e[0] == "compile"]
     assert compiles and all(e[1:3] == ("compute_90a", "sm_90a") for e in compiles)
     assert all(f"-DPW_UNION_SLOTS={att.slots}" in e[3] for e in compiles)

@@ -71,13 +71,14 @@ def run_cpu_plan(launch, q, topk, cpos, lens, perms=None, group=8, offsets=None)
 
 
 def run_gpu_plan(launch, q, topk, cpos, lens, window=128):
-    """The online path: π from the GPU regroup (window ``window``, g = 8) and the plan from
-    union_prepare.cu, launched like :func:`run_cpu_plan`. Returns (out, π int32 ``[H, N]``)."""
+    """The online path: π and the plan from the fused regroup (window ``window``, g = 8, the
+    plan in rows of g·K), launched like :func:`run_cpu_plan`. Returns (out, π int32
+    ``[H, N]``)."""
     import torch
 
-    from pageweaver_edu.gpu import gpu_greedy_regroup, gpu_prepare_unions
+    from pageweaver_edu.gpu import gpu_regroup_plan
 
     t32 = torch.from_numpy(topk).to(torch.int32).cuda().contiguous()
-    perm = gpu_greedy_regroup(t32, Grouping(window))
-    plan = gpu_prepare_unions(t32, perm, trim=False, validate=False)
+    plan = gpu_regroup_plan(t32, Grouping(window))
+    perm = plan.perm.reshape(topk.shape[0], -1)
     return _launch_poisoned(launch, q, plan, cpos, lens), perm

@@ -15,6 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from pageweaver_edu.notebook.online_plan import fused_records, online_table  # noqa: E402
 from pageweaver_edu.notebook.peers import peer_table  # noqa: E402
 from pageweaver_edu.records import recorded_results, result_medians  # noqa: E402
 
@@ -89,10 +90,15 @@ def tables() -> str:
                     f"| {us['union4_original']:,.0f} | {m['union4_original']['tflops_c4']:.0f} "
                     f"| {us['gather_reference']:,.0f} | {'–' if flex is None else f'{flex:,.0f}'} "
                     f"| {s['speedup_vs_gather']:.1f} | {s.get('speedup_vs_flex', '–')} |")
+    fused = fused_records()
+    online = ["", "Online regroup with the fused plan (docs/definitions.md#fused-online-plan): the "
+              "warp-specialized FP8 Union8's complete calls and the fused kernel alone, µs, one "
+              "run per file (" + "; ".join(sorted({_stamp(r) for r in fused})) + "):", "",
+              online_table(fused)]
     peers = ["", "FP8 Union8 (warp-specialized, `union8ws_fp8_*` complete calls) and FlashInfer "
              "on the same inputs, same run, µs (× = FlashInfer time / our best call; NRMS "
              "against float64 on the FP8 cache, sampled rows):", "", peer_table()]
-    return "\n".join(out + acct + base + peers)
+    return "\n".join(out + acct + base + online + peers)
 
 
 def main(argv=None) -> int:

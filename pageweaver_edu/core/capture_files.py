@@ -16,6 +16,7 @@ import lzma
 import math
 import os
 import secrets
+import tokenize
 import warnings
 import zipfile
 import zlib
@@ -27,8 +28,10 @@ from .inputs import PageWeaverInputError, check_elements, check_topk_shape
 
 MAX_FILE_BYTES = 1 << 31  #: size of a capture file, and uncompressed size of a zip's members
 #: What a damaged or hostile file may raise while it is read.
+# (numpy parses an .npy header with the tokenizer and ast.literal_eval: a mangled header can
+# raise SyntaxError or tokenize.TokenError)
 READ_ERRORS = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, lzma.LZMAError,
-               NotImplementedError, RuntimeError)
+               NotImplementedError, RuntimeError, SyntaxError, tokenize.TokenError)
 
 
 def check_file(path: Path) -> None:

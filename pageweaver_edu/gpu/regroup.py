@@ -138,16 +138,21 @@ class RegroupLaunch:
 
         if out is None:
             out = torch.empty((self.heads, self.n), dtype=torch.int32, device=topk32.device)
+        self.launch_regroup(topk32, lengths64, out)
+        return out
+
+    def launch_regroup(self, topk32, lengths64, perm, *extra) -> None:
+        """One launch of ``self.func`` with the regroup's arguments (:data:`ARG_FORMAT`), then
+        ``extra`` (a fused kernel's own); every launch flips the scratch parity."""
         g = self.grouping
         launch(
             self.func, (self.num_windows, self.heads), (self.threads, 1, 1),
             topk32.data_ptr(), 0 if lengths64 is None else lengths64.data_ptr(),
-            self.windows.data_ptr(), self.chunks.data_ptr(), out.data_ptr(),
+            self.windows.data_ptr(), self.chunks.data_ptr(), perm.data_ptr(),
             self.scratch.data_ptr(), g.capacity * self.page_size, self.n, self.k,
-            self.num_chunks, g.group, g.capacity, self.uniform, self.launches & 1,
+            self.num_chunks, g.group, g.capacity, self.uniform, self.launches & 1, *extra,
         )
         self.launches += 1
-        return out
 
 
 def uniform_windows(wins: np.ndarray, chunks: np.ndarray, n: int, window: int) -> bool:

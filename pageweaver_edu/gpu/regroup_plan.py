@@ -16,7 +16,7 @@ from collections import OrderedDict
 
 from ..core.grouping import Grouping
 from ..core.inputs import PageWeaverInputError, as_request_offsets
-from .loader import get_kernel, launch
+from .loader import get_kernel
 from .regroup import ARG_FORMAT, PAIRS_MAX_K, VARIANTS, RegroupLaunch, regroup_inputs
 from .tables import union_group_table
 from .union_plan import GpuUnionPlan
@@ -93,20 +93,12 @@ class RegroupPlanLaunch(RegroupLaunch):
         pages = torch.empty(rows, dtype=torch.int32, device=dev)
         masks = torch.empty(rows, dtype=torch.uint8, device=dev)
         counts = torch.empty(max(1, len(self.groups)), dtype=torch.int32, device=dev)
-        g = self.grouping
         if self.n:
-            launch(
-                self.func, (self.num_windows, self.heads), (self.threads, 1, 1),
-                topk32.data_ptr(), 0 if lengths64 is None else lengths64.data_ptr(),
-                self.windows.data_ptr(), self.chunks.data_ptr(), perm.data_ptr(),
-                self.scratch.data_ptr(), g.capacity * self.page_size, self.n, self.k,
-                self.num_chunks, g.group, g.capacity, self.uniform, self.launches & 1,
-                pages.data_ptr(), masks.data_ptr(), counts.data_ptr(), self.num_groups,
-                self.capacity)
-            self.launches += 1
+            self.launch_regroup(topk32, lengths64, perm, pages.data_ptr(), masks.data_ptr(),
+                                counts.data_ptr(), self.num_groups, self.capacity)
         return GpuUnionPlan(perm.reshape(-1), self.groups, self.page_offsets, pages, masks,
-                            None, counts[:len(self.groups)], g.group, self.heads, self.n,
-                            row_capacity=self.capacity)
+                            None, counts[:len(self.groups)], self.grouping.group, self.heads,
+                            self.n, row_capacity=self.capacity)
 
 
 _launches: OrderedDict = OrderedDict()

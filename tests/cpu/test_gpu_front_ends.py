@@ -181,6 +181,26 @@ def test_gpu_regroup_host_path(fake):
         g.gpu_greedy_regroup(cap.topk, Grouping(128, capacity=1024))
 
 
+def test_fused_plan_host_path(fake):
+    """gpu_regroup_plan: the regroup's arguments, then pages, masks, counts, G and g·K, and a
+    row plan that reads back (here from the fake launch's untouched buffers) as CSR."""
+    import pageweaver_edu.gpu as g
+
+    cap = make_preset("cap64k")
+    plan = g.gpu_regroup_plan(cap.topk, Grouping(128), **cap.regroup_kwargs())
+    (_, name, grid, block, _, args, _), = _launches(fake, "regroup_plan_pairs_w128")
+    groups = -(-cap.num_queries // 8)
+    assert grid == (-(-cap.num_queries // 128), 1) and block == (128, 1, 1)
+    assert args[6:14] == (512 * 128, cap.num_queries, 16, 1, 8, 512, 128, 0)
+    assert args[14:17] == (plan.pages.data_ptr(), plan.masks.data_ptr(),
+                           plan.page_counts.data_ptr()) and args[17:] == (groups, 128)
+    assert plan.row_capacity == 128 and plan.cta_any is None
+    assert plan.page_offsets.tolist() == list(range(0, (groups + 1) * 128, 128))
+    assert tuple(plan.groups.shape) == (groups, 4) and plan.pages.numel() == groups * 128
+    with pytest.raises(PageWeaverInputError, match="K <= 16"):
+        g.gpu_regroup_plan(np.zeros((8, 17), dtype=np.int64), Grouping(8))
+
+
 def test_lazy_constants_match_the_kernel():
     """The emulation options of the lazy FP8 build use the kernel's own constants."""
     import re

@@ -729,10 +729,9 @@ __device__ __forceinline__ void chunk_finish(unsigned long long* words, int stat
 // rounds run), or -1: thread 0 then looks at the chunk once after the rounds. After π is
 // stored, `emit(window, local π or nullptr for the identity)` runs in every thread (the fused
 // plan; before the window counts itself in a chunk), and a chunk that ends as the identity
-// calls `emit_chunk(chunk)` in the window that rewrites it.
+// is passed to `emit(chunk, nullptr)` in the window that rewrites it.
 struct NoPlan {
   __device__ __forceinline__ void operator()(int4, const int*) const {}
-  __device__ __forceinline__ void operator()(int4) const {}
 };
 template <int kPollWarp, class Build, class Greedy, class Emit = NoPlan>
 __device__ __forceinline__ void regroup_window(const Args& a, const int* local, ChunkShared& cs,
@@ -790,7 +789,9 @@ __device__ __forceinline__ void regroup_window(const Args& a, const int* local, 
   status = cs.status;
   store_perm(perm, start, size, status == kChunkFlagged ? nullptr : local);
   emit(win, status == kChunkFlagged ? nullptr : local);
-  if (words != nullptr) chunk_finish(words, status, perm, ch, cs, [&](int4 c) { emit(c); });
+  if (words != nullptr) {
+    chunk_finish(words, status, perm, ch, cs, [&](int4 c) { emit(c, nullptr); });
+  }
   PW_PHASE(5);
 }
 
@@ -873,17 +874,11 @@ __device__ __forceinline__ void regroup_plan_cta_pairs(const Args& a, const Plan
   __shared__ __align__(16) PairsShared<W> sm;
   __shared__ ChunkShared cs;
   uint32_t* scratch = sm.pairs;  // M is no longer read once π is stored
-  auto emit = [&](int4 span, const int* local) { emit_plan(a, pl, span, local, scratch); };
-  struct {
-    decltype(emit)& e;
-    __device__ __forceinline__ void operator()(int4 span, const int* local) const { e(span, local); }
-    __device__ __forceinline__ void operator()(int4 chunk) const { e(chunk, nullptr); }
-  } hooks{emit};
   regroup_window<(W > 32 ? 1 : -1)>(a, sm.perm, cs, [&](const int* rows, int start, int size) {
     return build_pairs<W>(a, rows, start, size, sm);
   }, [&](int size) {
     if (threadIdx.x < 32) greedy_pairs<W>(a, size, sm);
-  }, hooks);
+  }, [&](int4 span, const int* local) { emit_plan(a, pl, span, local, scratch); });
 }
 
 }  // namespace regroup

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from contextlib import ExitStack
 from importlib import resources
 from pathlib import Path
@@ -201,3 +202,15 @@ def synchronize() -> None:
         drv.Context.synchronize()
     except drv.Error as exc:
         raise GPULaunchError(f"a PageWeaver kernel faulted: {exc}") from exc
+
+
+def cached_launch(cache: OrderedDict, key, make, keep: int = 64):
+    """The prepared launch ``cache[key]``, made by ``make()`` on first use; the ``keep`` most
+    recently used are kept (the ``*_launch`` functions of the front ends)."""
+    prepared = cache.get(key)
+    if prepared is None:
+        prepared = cache[key] = make()
+        while len(cache) > keep:
+            cache.popitem(last=False)
+    cache.move_to_end(key)
+    return prepared

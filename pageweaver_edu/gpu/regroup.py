@@ -17,7 +17,7 @@ import numpy as np
 from ..core.grouping import Grouping
 from ..core.inputs import PageWeaverInputError, as_positions, as_request_offsets, positive_int
 from .device import require_gpu
-from .loader import get_kernel, launch
+from .loader import cached_launch, get_kernel, launch
 from .tables import MAX_CAPACITY, MAX_WINDOW, regroup_tables
 from .tensors import cuda_ids
 
@@ -197,15 +197,8 @@ def regroup_launch(n, heads, k, grouping: Grouping, request_offsets=None, page_s
         See :func:`pick_variant`.
     """
     offsets = as_request_offsets(request_offsets, n)
-    key = (n, heads, k, grouping, offsets.tobytes(), page_size, variant)
-    prepared = _launches.get(key)
-    if prepared is None:
-        prepared = _launches[key] = RegroupLaunch(n, heads, k, grouping, offsets, page_size,
-                                                  variant)
-        while len(_launches) > 64:
-            _launches.popitem(last=False)
-    _launches.move_to_end(key)
-    return prepared
+    return cached_launch(_launches, (n, heads, k, grouping, offsets.tobytes(), page_size, variant),
+                         lambda: RegroupLaunch(n, heads, k, grouping, offsets, page_size, variant))
 
 
 def regroup_inputs(topk, grouping: Grouping, lengths, page_size):

@@ -16,7 +16,7 @@ from collections import OrderedDict
 
 from ..core.grouping import Grouping
 from ..core.inputs import PageWeaverInputError, as_request_offsets
-from .loader import get_kernel
+from .loader import cached_launch, get_kernel
 from .regroup import ARG_FORMAT, PAIRS_MAX_K, VARIANTS, RegroupLaunch, regroup_inputs
 from .tables import union_group_table
 from .union_plan import GpuUnionPlan
@@ -50,9 +50,7 @@ class RegroupPlanLaunch(RegroupLaunch):
 
         if k > PAIRS_MAX_K:
             raise PageWeaverInputError(f"the fused online plan needs K <= {PAIRS_MAX_K}, got {k}")
-        if grouping.group > 8:
-            raise PageWeaverInputError(
-                f"membership bytes hold at most 8 slots, got g = {grouping.group}")
+        table = union_group_table(n, heads, request_offsets, grouping.group)  # checks g <= 8
         fits = [w for w in PLAN_WINDOWS if w >= grouping.window]
         if not fits:
             raise PageWeaverInputError(
@@ -61,7 +59,6 @@ class RegroupPlanLaunch(RegroupLaunch):
                          variant=f"pairs_w{min(fits)}", options=options)
         self.func = get_kernel("regroup.cu", "regroup_plan_" + self.variant, PLAN_ARG_FORMAT,
                                options=tuple(options))
-        table = union_group_table(n, heads, request_offsets, grouping.group)
         self.groups = torch.from_numpy(table).cuda()
         self.num_groups = len(table) // max(heads, 1)  # G per KV head
         self.capacity = grouping.group * k  # entries of a group's row: at most g·K pages
@@ -109,14 +106,8 @@ def regroup_plan_launch(n, heads, k, grouping: Grouping, request_offsets=None,
     """The cached :class:`RegroupPlanLaunch` of these shapes, grouping and boundaries (the 64
     most recently used are kept)."""
     offsets = as_request_offsets(request_offsets, n)
-    key = (n, heads, k, grouping, offsets.tobytes(), page_size)
-    prepared = _launches.get(key)
-    if prepared is None:
-        prepared = _launches[key] = RegroupPlanLaunch(n, heads, k, grouping, offsets, page_size)
-        while len(_launches) > 64:
-            _launches.popitem(last=False)
-    _launches.move_to_end(key)
-    return prepared
+    return cached_launch(_launches, (n, heads, k, grouping, offsets.tobytes(), page_size),
+                         lambda: RegroupPlanLaunch(n, heads, k, grouping, offsets, page_size))
 
 
 def gpu_regroup_plan(topk, grouping: Grouping, *, request_offsets=None, lengths=None,

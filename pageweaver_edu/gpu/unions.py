@@ -14,7 +14,7 @@ from collections import OrderedDict
 
 from ..core.inputs import PageWeaverInputError, as_permutation, as_request_offsets
 from .device import require_gpu
-from .loader import get_kernel, launch
+from .loader import cached_launch, get_kernel, launch
 from .tables import union_group_table
 from .tensors import cuda_ids
 from .union_plan import GpuUnionPlan
@@ -115,14 +115,8 @@ def union_prep_launch(n, heads, k, request_offsets=None, group=8) -> UnionPrepLa
         g.
     """
     offsets = as_request_offsets(request_offsets, n)
-    key = (n, heads, k, offsets.tobytes(), group)
-    prepared = _launches.get(key)
-    if prepared is None:
-        prepared = _launches[key] = UnionPrepLaunch(n, heads, k, offsets, group)
-        while len(_launches) > 64:
-            _launches.popitem(last=False)
-    _launches.move_to_end(key)
-    return prepared
+    return cached_launch(_launches, (n, heads, k, offsets.tobytes(), group),
+                         lambda: UnionPrepLaunch(n, heads, k, offsets, group))
 
 
 def gpu_prepare_unions(topk, perm=None, request_offsets=None, group: int = 8,

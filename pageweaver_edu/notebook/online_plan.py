@@ -19,6 +19,7 @@ from plotly.subplots import make_subplots
 from ..core.grouping import Grouping
 from ..core.union_plan import UnionPlan, prepare_unions
 from ..records import list_records, recorded_results
+from ..records.files import ROOT
 from ..regroup.bitmap import greedy_regroup
 from ..workloads.presets import make_preset
 from .live import HEADER, LiveKernel, _row, cuda_capture
@@ -107,11 +108,9 @@ FUSED_PLAN = LiveKernel("fused online regroup, kernels/regroup.cu (regroup_plan_
                         regroup_and_prepare, (FP8_STEM,), _fused_recorded, _fused_live)
 
 
-def fused_records(root: str | None = None) -> list[dict]:
+def fused_records(root: str = str(ROOT)) -> list[dict]:
     """The FP8 result files that hold the fused online plan's accounting, by path."""
-    from ..records.files import ROOT
-
-    return [rec for rec in list_records(str(root or ROOT), "union8_fp8_*_h200*")
+    return [rec for rec in list_records(root, "union8_fp8_*_h200*")
             if "union8ws_w128" in rec.get("accounting", {})]
 
 

@@ -2,7 +2,8 @@
 
 Covers multi-window chunks (the scratch handshake, also with every chunk forced onto the
 counted path), the capacity fallback by page id and by length, short tail windows, empty
-rows, every regroup variant, 3 KV heads, union ids far beyond B and an out-of-range π entry;
+rows, every regroup variant, 3 KV heads, union ids far beyond B and an out-of-range π entry,
+and the fused online plan (regroup_plan_pairs_w<W>: π and the group rows in one launch);
 checks every result against the CPU reference and exits non-zero on a mismatch.
 Usage: compute-sanitizer --tool memcheck python3 tools/gpu_sanitize.py
 """
@@ -17,7 +18,7 @@ import torch
 from pageweaver_edu import greedy_regroup, prepare_unions
 from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.core.inputs import as_request_offsets
-from pageweaver_edu.gpu import VARIANTS, gpu_greedy_regroup, gpu_prepare_unions
+from pageweaver_edu.gpu import VARIANTS, gpu_greedy_regroup, gpu_prepare_unions, gpu_regroup_plan
 from pageweaver_edu.gpu.loader import synchronize
 
 
@@ -65,12 +66,34 @@ def main() -> int:
         ok = all(np.array_equal(getattr(ref, f), getattr(plan, f)) for f in fields)
         bad += not ok
         print(f"unions max id {int(ids.max())}: {'ok' if ok else 'MISMATCH'}")
+    bad += fused_plans(topk, heads, offsets, lengths)
     broken = perms[0].copy()
     broken[5] = 10**7
     gpu_prepare_unions(topk, broken, offsets, 8, validate=False)
     synchronize()
     print("sanitize workout:", "PASS" if bad == 0 else f"{bad} FAILURES")
     return 1 if bad else 0
+
+
+def fused_plans(topk, heads, offsets, lengths) -> int:
+    """The fused kernel at every W it takes, with and without L_i (fallback chunks), on one
+    head and on three: π and the plan (gathered to CSR) against the CPU path."""
+    bad = 0
+    fields = ("perm", "group_slots", "page_offsets", "pages", "masks", "cta_any", "page_counts")
+    for window in (32, 64, 128):
+        for ids, lens in ((topk, None), (topk, lengths), (heads, None)):
+            grouping = Grouping(window)
+            got = gpu_regroup_plan(ids, grouping, request_offsets=offsets, lengths=lens).to_cpu()
+            many = ids if ids.ndim == 3 else ids[None]
+            got = got if isinstance(got, list) else [got]
+            refs = [prepare_unions(t, greedy_regroup(t, grouping, request_offsets=offsets,
+                                                     lengths=lens), offsets, 8) for t in many]
+            ok = all(np.array_equal(getattr(r, f), getattr(gp, f))
+                     for r, gp in zip(refs, got, strict=True) for f in fields)
+            bad += not ok
+            print(f"fused plan W={window:3d} heads={len(many)} lengths={lens is not None}: "
+                  f"{'ok' if ok else 'MISMATCH'}")
+    return bad
 
 
 if __name__ == "__main__":

@@ -7,20 +7,15 @@ attention kernel alone (CUDA events, L2 flushed, median of ``--reps``):
 * ``ws_serial_4stages``: one SM per group, a producer warpgroup and two consumer warpgroups
   sharing a ring of 4 stages (no lockstep), QK / softmax / PV one after the other;
 * ``ws_serial_6stages``: the same with 6 stages;
-* ``ws_overlap_6stages``: the next page's QK and this page's PV in flight during the softmax;
-  these first steps put one query's 16 heads on one warp, as the cluster kernel does;
-* ``ws_spread_6stages``: each query's heads spread over the four warps of its consumer, so
-  every warp runs a share of every visible query's exponentials (the kernel ``union8ws_fp8``
-  as shipped; the options and ablations below are built on it);
+* ``ws_overlap_6stages``: the next page's QK and this page's PV in flight during the softmax
+  (the kernel ``union8ws_fp8`` as shipped);
 * ``ws_overlap_6stages_tc_sum``: each page's sum p from the tensor core (P8 times a tile of
   ones) instead of FP32 FADD chains in the softmax step;
 * ``ws_overlap_6stages_lazy``: O accumulates in the tensor core across pages and a row
   rescales only when its maximum grows by more than a factor 4 (no fold per page);
 * ``ws_overlap_6stages_lazy_tc_sum``: both;
 * ablations of the shipped kernel: ``no_softmax`` (P = 0), ``no_mma`` (S constant),
-  ``ring_only`` (neither): their differences say what the softmax and the products cost;
-* ``bf16_one_query_per_warp`` / ``bf16_spread``: the BF16 kernel (``union8ws_bf16``) before and
-  after the same row change.
+  ``ring_only`` (neither): their differences say what the softmax and the products cost.
 
 Every variant with the cluster arithmetic is first checked bitwise against the cluster kernel;
 the options with their own arithmetic for bitwise equality across orderings and against the
@@ -45,11 +40,10 @@ import union8_bench_common as common
 from pageweaver_edu.records import result_environment
 
 ROOT = Path(__file__).resolve().parents[1]
-STEPS = {  # name -> Fp8WsUnionAttention keyword arguments (default: the shipped build)
-    "ws_serial_4stages": {"slots": 4, "overlap": False, "spread": False},
-    "ws_serial_6stages": {"slots": 6, "overlap": False, "spread": False},
-    "ws_overlap_6stages": {"spread": False},
-    "ws_spread_6stages": {},
+STEPS = {  # name -> Fp8WsUnionAttention keyword arguments (default: the cluster's arithmetic)
+    "ws_serial_4stages": {"slots": 4, "overlap": False},
+    "ws_serial_6stages": {"slots": 6, "overlap": False},
+    "ws_overlap_6stages": {},
     "ws_overlap_6stages_tc_sum": {"tc_sum": True},
     "ws_overlap_6stages_lazy": {"lazy": True},
     "ws_overlap_6stages_lazy_tc_sum": {"lazy": True, "tc_sum": True},
@@ -57,9 +51,7 @@ STEPS = {  # name -> Fp8WsUnionAttention keyword arguments (default: the shipped
     "ws_ablate_no_mma": {"ablate": "no_mma"},
     "ws_ablate_ring_only": {"ablate": "ring_only"},
 }
-BF16_STEPS = {"bf16_one_query_per_warp": False, "bf16_spread": True}  # name -> spread
-CHECKED = ("ws_serial_4stages", "ws_serial_6stages", "ws_overlap_6stages",
-           "ws_spread_6stages")  # = cluster, bitwise
+CHECKED = ("ws_serial_4stages", "ws_serial_6stages", "ws_overlap_6stages")  # = cluster, bitwise
 # Their own arithmetic: bitwise across orderings, NRMS against the cluster kernel.
 OWN_BITS = ("ws_overlap_6stages_tc_sum", "ws_overlap_6stages_lazy",
             "ws_overlap_6stages_lazy_tc_sum")
@@ -68,12 +60,7 @@ OWN_BITS = ("ws_overlap_6stages_tc_sum", "ws_overlap_6stages_lazy",
 def run_preset(name: str, args, env: dict) -> dict:
     import torch
 
-    from pageweaver_edu.gpu import (
-        Bf16WsUnionAttention,
-        Fp8UnionAttention,
-        Fp8WsUnionAttention,
-        fp8_cache_from_bf16,
-    )
+    from pageweaver_edu.gpu import Fp8UnionAttention, Fp8WsUnionAttention, fp8_cache_from_bf16
 
     x = common.preset_inputs(name, 1)
     cache = fp8_cache_from_bf16(x.k, x.v)
@@ -82,9 +69,7 @@ def run_preset(name: str, args, env: dict) -> dict:
     cluster = Fp8UnionAttention(x.q, cache, x.cpos, x.lens)
     union4 = Fp8UnionAttention(x.q, cache, x.cpos, x.lens)  # run with the g = 4 plan
     atts = {k: Fp8WsUnionAttention(x.q, cache, x.cpos, x.lens, **kw) for k, kw in STEPS.items()}
-    bf16 = {k: Bf16WsUnionAttention(x.q, (x.k, x.v), x.cpos, x.lens, spread=sp)
-            for k, sp in BF16_STEPS.items()}
-    fresh = common.poisoned(cluster, *atts.values(), *bf16.values())
+    fresh = common.poisoned(cluster, *atts.values())
     same, own = {}, {}
     for key in c4:
         base = fresh(lambda key=key: cluster.run(o.plans[key]))
@@ -93,9 +78,6 @@ def run_preset(name: str, args, env: dict) -> dict:
                 base, fresh(lambda v=v, key=key: atts[v].run(o.plans[key]))))
         for v in OWN_BITS:
             own[v, key] = fresh(lambda v=v, key=key: atts[v].run(o.plans[key]))
-    for key in c4:  # the BF16 pair: bitwise equal (their own arithmetic, any row layout)
-        pair = [fresh(lambda b=b, key=key: b.run(o.plans[key])) for b in bf16.values()]
-        same[f"bf16_spread_{key}"] = bool(torch.equal(*pair))
     nrms_cluster = {}
     for v in OWN_BITS:
         same[f"{v}_orderings"] = bool(torch.equal(own[v, "original"], own[v, "w128"]))
@@ -103,7 +85,7 @@ def run_preset(name: str, args, env: dict) -> dict:
     timings = common.Timings(args, fp8_peak_tflops=1979.0)
     for key in c4:
         timings.add(f"cluster_{key}", lambda key=key: cluster.run(o.plans[key]), c4=c4[key])
-        for v, att in (*atts.items(), *bf16.items()):
+        for v, att in atts.items():
             timings.add(f"{v}_{key}", lambda att=att, key=key: att.run(o.plans[key]), c4=c4[key])
     timings.add("union4_cluster_original", lambda: union4.run(o.plan4),
                 c4=o.stats["original_g4"]["c4"])
@@ -117,7 +99,7 @@ def print_table(rec) -> None:
     m = {r["name"]: r for r in rec["results"]}
     print(f"\n{rec['workload']}: attention kernel alone, us (TF/s on the C4 work)")
     print(f"{'step':26s} {'original':>18s} {'fixed W128':>18s}")
-    for v in ("cluster", *STEPS, *BF16_STEPS):
+    for v in ("cluster", *STEPS):
         cells = [f"{m[f'{v}_{k}']['median_us']:8.1f} ({m[f'{v}_{k}']['tflops_c4']:6.1f})"
                  for k in ("original", "w128")]
         print(f"{v:26s} {cells[0]:>18s} {cells[1]:>18s}")

@@ -26,7 +26,7 @@
 namespace pageweaver {
 namespace bf16 {
 
-using namespace fp8;  // descriptors, waits, ex2, pack_bf16
+using namespace fp8;  // descriptors, waits, ex2, pack_bf16, softmax_max / finish, store_rows
 
 constexpr int kStageTokens = 64;               // half a page
 constexpr int kBlockBytes = 64 * 128;          // one swizzled block: 64 rows x 128 bytes
@@ -91,22 +91,60 @@ __device__ __forceinline__ void issue_pv(float (&o)[64], const uint32_t (&pa)[kP
   wgmma_commit();
 }
 
-// A consumer's Q tile from the group's Q stage (slot r's 16 rows: 4 KiB of BF16, one 256-byte
-// row per local head): tile row `row` is source row source_row(row) = 16 slot + head,
-// swizzled into the two blocks; rows of slots without a query (bit slot of `present` clear)
-// are zero. 128 threads, 8 chunks each.
-template <typename SourceRow>
+// The exponentials of a stage on rows g and g + 8 (after softmax_max<kMasked, 64, 0>), their
+// sums, and P in BF16 as the PV product's A fragments: for k16 step ks, accumulator tiles
+// j = 2ks (columns 16ks + 2t, +1) and j = 2ks + 1 (columns 16ks + 8 + 2t, +1).
+template <bool kMasked>
+__device__ __forceinline__ void softmax_exps(float (&d)[32], int vis, int t, float c,
+                                             SoftmaxSums& st, uint32_t (&pa)[kPVSteps][4]) {
+  const int vis_t = vis - 2 * t;
+#pragma unroll
+  for (int ks = 0; ks < kPVSteps; ++ks) {
+#pragma unroll
+    for (int j = 2 * ks; j < 2 * ks + 2; ++j) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float p0 = ex2(fmaf(d[4 * j + e], c, st.sh_lo));
+        float p1 = ex2(fmaf(d[4 * j + 2 + e], c, st.sh_hi));
+        if (kMasked && 8 * j + e >= vis_t) p0 = p1 = 0.f;
+        d[4 * j + e] = p0;
+        d[4 * j + 2 + e] = p1;
+        st.sum_lo += p0;
+        st.sum_hi += p1;
+      }
+    }
+    pa[ks][0] = pack_bf16(d[8 * ks], d[8 * ks + 1]);
+    pa[ks][1] = pack_bf16(d[8 * ks + 2], d[8 * ks + 3]);
+    pa[ks][2] = pack_bf16(d[8 * ks + 4], d[8 * ks + 5]);
+    pa[ks][3] = pack_bf16(d[8 * ks + 6], d[8 * ks + 7]);
+  }
+}
+
+// O = O * a on rows g (columns e < 2) and g + 8 (e >= 2): before the next stage's PV.
+__device__ __forceinline__ void rescale(float (&o)[64], float al_lo, float al_hi) {
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    o[4 * j + 0] *= al_lo;
+    o[4 * j + 1] *= al_lo;
+    o[4 * j + 2] *= al_hi;
+    o[4 * j + 3] *= al_hi;
+  }
+}
+
+// A consumer's Q tile from the group's Q stage: slot w's 16 rows (4 KiB of BF16, one 256-byte
+// row per local head) become tile rows 16w .. 16w + 15, swizzled into the two blocks; rows of
+// slots without a query (bit w of `present` clear) are zero. 128 threads, 8 chunks each.
 __device__ __forceinline__ void copy_q_tile(uint32_t q_stage, uint32_t q_tile, int tid,
-                                            uint32_t present, SourceRow source_row) {
+                                            uint32_t present) {
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     const int q = tid + 128 * i;        // 16-byte chunk q of the 64 x 256-byte tile
-    const int row = q >> 4, cc = q & 15, src = source_row(row);
+    const int row = q >> 4, cc = q & 15;
     uint4 v = make_uint4(0u, 0u, 0u, 0u);
-    if ((present >> (src >> 4)) & 1u) {
+    if ((present >> (row >> 4)) & 1u) {
       asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
                    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                   : "r"(q_stage + src * 256 + cc * 16)
+                   : "r"(q_stage + (row >> 4) * 4096 + (row & 15) * 256 + cc * 16)
                    : "memory");
     }
     const uint32_t dst =

@@ -271,28 +271,27 @@ __device__ __forceinline__ void fence_proxy_async() {
 // invisible columns col >= vis when kMasked), running sums l, and P converted to E4M3 straight
 // into the A fragments of the PV product: for k-step ks the accumulator tiles 4ks .. 4ks + 3
 // give, per thread, exactly the 16 bytes the wgmma A layout asks for, in the token order tau of
-// the V^T tile. In three parts: softmax_max (m', a), softmax_exps (p, the sums, the A
-// fragments) and softmax_finish (l). The row maximum runs in four chains (max is exact in any
-// order); the sums keep their sequential order over the columns, so every FP8 union kernel
-// gives the same bits (the warp-specialized kernel runs the same operations row by row,
-// ws_rows.cuh).
+// the V^T tile. It comes in three parts so that a kernel can run the exponentials of k-steps
+// [kBegin, kEnd) while a tensor-core product is in flight: softmax_max (m', a),
+// softmax_exps (p, the sums, the A fragments) and softmax_finish (l). The row maximum runs in
+// four chains (max is exact in any order); the sums keep their sequential order over the
+// columns, so every FP8 union kernel gives the same bits.
 struct SoftmaxSums {
   float sh_lo, sh_hi;    // 8 - m' per row
   float sum_lo, sum_hi;  // this thread's part of sum p per row
 };
 
-// m' = max(m, rf * the maximum of S over the visible columns) of rows g and g + 8 (max across
-// the quad), a = 2^(m - m') and p's shift 8 - m'.
-template <bool kMasked>
-__device__ __forceinline__ void softmax_max(const float (&d)[64], int vis, int t, float rf_lo,
-                                            float rf_hi, float& m_lo, float& m_hi,
-                                            float& al_lo, float& al_hi, SoftmaxSums& st) {
+// The maximum of S over the visible columns of rows g and g + 8, across the quad. kCols = 128
+// (an FP8 page) or 64 (a BF16 half page).
+template <bool kMasked, int kCols = 128>
+__device__ __forceinline__ void page_max(const float (&d)[kCols / 2], int vis, int t,
+                                         float& mx_lo, float& mx_hi) {
   float ml[4], mh[4];  // four independent max chains per row
 #pragma unroll
   for (int c = 0; c < 4; ++c) ml[c] = mh[c] = -3.0e38f;
   const int vis_t = vis - 2 * t;  // column 8j + 2t + e is visible when 8j + e < vis - 2t
 #pragma unroll
-  for (int j = 0; j < kPage / 8; ++j) {
+  for (int j = 0; j < kCols / 8; ++j) {
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const bool ok = !kMasked || 8 * j + e < vis_t;
@@ -301,31 +300,42 @@ __device__ __forceinline__ void softmax_max(const float (&d)[64], int vis, int t
       mh[c] = ok ? fmaxf(mh[c], d[4 * j + 2 + e]) : mh[c];
     }
   }
-  float mx_lo = fmaxf(fmaxf(ml[0], ml[1]), fmaxf(ml[2], ml[3]));
-  float mx_hi = fmaxf(fmaxf(mh[0], mh[1]), fmaxf(mh[2], mh[3]));
+  mx_lo = fmaxf(fmaxf(ml[0], ml[1]), fmaxf(ml[2], ml[3]));
+  mx_hi = fmaxf(fmaxf(mh[0], mh[1]), fmaxf(mh[2], mh[3]));
 #pragma unroll
   for (int sh = 1; sh <= 2; sh <<= 1) {  // the 4 lanes of a quad share rows g and g + 8
     mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, sh));
     mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, sh));
   }
+}
+
+// kShift = log2 of P's scale.
+template <bool kMasked, int kCols = 128, int kShift = 8>
+__device__ __forceinline__ void softmax_max(const float (&d)[kCols / 2], int vis, int t,
+                                            float rf_lo, float rf_hi, float& m_lo, float& m_hi,
+                                            float& al_lo, float& al_hi, SoftmaxSums& st) {
+  float mx_lo, mx_hi;
+  page_max<kMasked, kCols>(d, vis, t, mx_lo, mx_hi);
   // Column 0 is visible, so both maxima are finite; rf >= 0 keeps the order of S.
   const float new_lo = fmaxf(m_lo, mx_lo * rf_lo), new_hi = fmaxf(m_hi, mx_hi * rf_hi);
   al_lo = ex2(m_lo - new_lo);
   al_hi = ex2(m_hi - new_hi);
   m_lo = new_lo;
   m_hi = new_hi;
-  st.sh_lo = 8.f - new_lo;
-  st.sh_hi = 8.f - new_hi;
+  st.sh_lo = static_cast<float>(kShift) - new_lo;
+  st.sh_hi = static_cast<float>(kShift) - new_hi;
   st.sum_lo = st.sum_hi = 0.f;
 }
 
-template <bool kMasked>
+// kSums = false: no running sums on the CUDA cores (the kernel takes sum p from the tensor
+// core instead, as the row sums of the E4M3 P it multiplies).
+template <bool kMasked, int kBegin, int kEnd, bool kSums = true>
 __device__ __forceinline__ void softmax_exps(float (&d)[64], int vis, int t, float rf_lo,
                                              float rf_hi, SoftmaxSums& st,
                                              uint32_t (&pa)[kKSteps][4]) {
   const int vis_t = vis - 2 * t;
 #pragma unroll
-  for (int ks = 0; ks < kKSteps; ++ks) {  // columns 32 ks .. 32 ks + 31, packed as made
+  for (int ks = kBegin; ks < kEnd; ++ks) {  // columns 32 ks .. 32 ks + 31, packed as made
 #pragma unroll
     for (int j = 4 * ks; j < 4 * ks + 4; ++j) {
 #pragma unroll
@@ -335,8 +345,10 @@ __device__ __forceinline__ void softmax_exps(float (&d)[64], int vis, int t, flo
         if (kMasked && 8 * j + e >= vis_t) p0 = p1 = 0.f;
         d[4 * j + e] = p0;
         d[4 * j + 2 + e] = p1;
-        st.sum_lo += p0;
-        st.sum_hi += p1;
+        if constexpr (kSums) {
+          st.sum_lo += p0;
+          st.sum_hi += p1;
+        }
       }
     }
     const int j = 4 * ks;
@@ -360,7 +372,7 @@ __device__ __forceinline__ void softmax_step(float (&d)[64], int vis, int t, flo
                                              uint32_t (&pa)[kKSteps][4]) {
   SoftmaxSums st;
   softmax_max<kMasked>(d, vis, t, rf_lo, rf_hi, m_lo, m_hi, al_lo, al_hi, st);
-  softmax_exps<kMasked>(d, vis, t, rf_lo, rf_hi, st, pa);
+  softmax_exps<kMasked, 0, kKSteps>(d, vis, t, rf_lo, rf_hi, st, pa);
   softmax_finish(al_lo, al_hi, st, l_lo, l_hi);
 }
 
@@ -373,6 +385,20 @@ __device__ __forceinline__ void fold_page(float (&o)[64], const float (&op)[64],
     o[4 * j + 1] = fmaf(o[4 * j + 1], al_lo, op[4 * j + 1]);
     o[4 * j + 2] = fmaf(o[4 * j + 2], al_hi, op[4 * j + 2]);
     o[4 * j + 3] = fmaf(o[4 * j + 3], al_hi, op[4 * j + 3]);
+  }
+}
+
+// The same fold for output dims 64 h .. 64 h + 63 from a half-width product op (m64n64).
+template <int kHalf>
+__device__ __forceinline__ void fold_half(float (&o)[64], const float (&op)[32], float al_lo,
+                                          float al_hi) {
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const int oj = 4 * (8 * kHalf + j);
+    o[oj + 0] = fmaf(o[oj + 0], al_lo, op[4 * j + 0]);
+    o[oj + 1] = fmaf(o[oj + 1], al_lo, op[4 * j + 1]);
+    o[oj + 2] = fmaf(o[oj + 2], al_hi, op[4 * j + 2]);
+    o[oj + 3] = fmaf(o[oj + 3], al_hi, op[4 * j + 3]);
   }
 }
 

@@ -16,8 +16,7 @@
 //         its header (U_G in the plan, π of its slots, min(c_i + 1, L_i) per slot), one group
 //         ahead (two headers);
 //     warpgroups 1 and 2, the consumers (setmaxnreg 240): consumer c owns slots 4c .. 4c+3,
-//       i.e. the paper's CTA c: 4 queries x 16 local heads = one M64 tile, its rows spread so
-//       that every warp holds 4 heads of every query (PW_WS_SPREAD, see rows below).
+//       i.e. the paper's CTA c: 4 queries x 16 local heads = one M64 tile.
 //   Both consumers read the same stage, so each union page is copied into the SM once.
 //
 // Events ① and ② become a ring of CTA-scope mbarriers:
@@ -31,7 +30,7 @@
 //
 // Per working stage, consumer c does what the cluster kernel's CTA c does (fp8_wgmma.cuh):
 // S = Q8 K8^T (Q8 in shared memory, quantized by the consumer at the group's Q stage), the
-// online-softmax step on each row whose query sees the page (other rows give P = 0 and run no
+// online-softmax step on each warp whose query sees the page (other warps give P = 0 and do no
 // exponentials), O_p = P8 V8, O = fma(O, a, O_p); the causal / length column mask only on a
 // partially visible page. The arithmetic is the cluster kernel's op for op, so the two kernels'
 // outputs are bitwise identical. The order of the products is FlashAttention-3's
@@ -47,7 +46,6 @@
 #include "bf16_wgmma.cuh"
 #include "fp8_wgmma.cuh"
 #include "union_plan_args.cuh"
-#include "ws_rows.cuh"
 
 #include <cuda_bf16.h>
 #include <stddef.h>
@@ -82,14 +80,6 @@
 #ifndef PW_WS_LAZY
 #define PW_WS_LAZY 0
 #endif
-// Which (slot, local head) each accumulator row holds. 1: row 16w + g + 8hr of a consumer's
-// M64 tile is slot 2hr + g / 4, head 4w + g % 4, so every warp holds 4 heads of each of the 4
-// queries and a page that one query selects gives each of the 4 warps a quarter of its
-// exponentials (on a cap64k plan 60 % of a consumer's working pages have one member query);
-// 0: the cluster kernels' rows, warp w = slot w (one warp runs them all, three wait).
-#ifndef PW_WS_SPREAD
-#define PW_WS_SPREAD 1
-#endif
 #ifndef PW_WAIT_TIMEOUT_NS
 #define PW_WAIT_TIMEOUT_NS 10000000000ull
 #endif
@@ -99,7 +89,6 @@ namespace union8ws {
 
 using namespace pipeline;
 using namespace fp8;
-using namespace ws_rows;
 
 constexpr int kStages = PW_UNION_SLOTS;
 constexpr int kGroupSlots = 8;                 // g: two consumers of four slots
@@ -112,14 +101,6 @@ constexpr int kQRowBytes = kHeads * kDim * 2;  // one query's 16 local heads in 
 static_assert(kGroupSlots * kQRowBytes == kStageBytes, "a group's BF16 Q fills one stage");
 constexpr int kProducerRegs = 24;
 constexpr int kConsumerRegs = 240;             // 128 x 24 + 256 x 240 <= 64 K registers
-
-// The slot (0 .. 3 of the consumer) and the local head of accumulator row 16 warp + g + 8 hr.
-__device__ __forceinline__ int row_slot(int warp, int g, int hr) {
-  return PW_WS_SPREAD ? 2 * hr + (g >> 2) : warp;
-}
-__device__ __forceinline__ int row_head(int warp, int g, int hr) {
-  return PW_WS_SPREAD ? 4 * warp + (g & 3) : g + 8 * hr;
-}
 
 struct Args {
   const __nv_bfloat16* __restrict__ q;  // [N, H*16, 128] bf16
@@ -312,18 +293,17 @@ __device__ __forceinline__ void load_pages(const Args& a, uint32_t base, int lan
 
 // ---------------------------------------------------------------- consumers (warpgroups 1, 2)
 // A working stage of one consumer, packed in one register: ring position s and the tokens of
-// the stage that the queries of my two rows see (0: the row gives P = 0 and skips the softmax
-// and the fold).
+// the stage my warp's query sees (0: its rows give P = 0 and skip the softmax and the fold).
 struct Page {
-  int packed;  // s | seen(row g) << 8 | seen(row g + 8) << 16
+  int packed;  // s | seen << 8
   __device__ __forceinline__ int s() const { return packed & 0xff; }
-  __device__ __forceinline__ int seen(int hr) const { return (packed >> (8 + 8 * hr)) & 0xff; }
+  __device__ __forceinline__ int seen() const { return packed >> 8; }
 };
 
 // One consumer's walk over the ring (both consumers walk every stage, in order).
 struct Walker {
   uint32_t base;
-  int c, warp, g;   // consumer, warp in the consumer, lane / 4
+  int c, warp;      // consumer, warp in the consumer
   int s = 0;         // next ring position
   uint32_t ph = 0;   // bit 0: parity of the current pass over the ring; bits 1..2: groups
                      // opened so far mod 4 (header b = bit 1, its phase parity = bit 2)
@@ -346,17 +326,7 @@ struct Walker {
   }
   __device__ __forceinline__ int head() const { return lds(header() + kHHead); }
   __device__ __forceinline__ int qid(int slot) const { return lds(header() + kHQid + 4 * slot); }
-  // π of the query on my row g (hr = 0) or g + 8 (hr = 1), -1 for none
-  __device__ __forceinline__ int row_qid(int hr) const {
-    return qid(kConsumerSlots * c + row_slot(warp, g, hr));
-  }
-  // where row hr's 128 outputs go (nullptr: no query)
-  __device__ __forceinline__ __nv_bfloat16* row_out(const Args& a, int hr) const {
-    const int id = row_qid(hr);
-    if (id < 0) return nullptr;
-    return a.o + ((static_cast<size_t>(id) * a.plan.kv_heads + head()) * kHeads +
-                  row_head(warp, g, hr)) * kDim;
-  }
+  __device__ __forceinline__ int my_qid() const { return qid(kConsumerSlots * c + warp); }
 
   // Opens the next group: reads its header (returns false at the end of the work), waits for
   // the group's Q stage and returns its position in q_stage; the caller builds its Q tile from
@@ -393,8 +363,7 @@ struct Walker {
       --left;
       mbar_wait(base + kFull + 8 * s, phase());  // event ①: the stage and its metadata
       const uint32_t mine = lds(base + kMetaOffset + s * kMetaBytes + 4 * c);
-      pg.packed = s | static_cast<int>(((mine >> (8 * row_slot(warp, g, 0))) & 0xffu) << 8) |
-                  static_cast<int>(((mine >> (8 * row_slot(warp, g, 1))) & 0xffu) << 16);
+      pg.packed = s | static_cast<int>(((mine >> (8 * warp)) & 0xffu) << 8);
       advance();
       if (mine) return kFound;  // warpgroup-uniform
       arrive(base + kEmpty + 8 * pg.s());
@@ -405,69 +374,47 @@ struct Walker {
 };
 
 // ---- FP8: one stage = one page (fp8_wgmma.cuh)
-// The online-softmax step of my rows on page pg in two parts: part A the row maxima and the
-// exponentials of columns 0 .. 63, part B those of columns 64 .. 127 and the running sums;
-// each part fills half of the P fragments. A row whose query does not see the page gives
-// P = 0 and a = 1; a warp runs only the rows some lane of it needs (ws_rows.cuh).
+// The online-softmax step of my warp on page pg in two parts: part A the row maxima and the
+// exponentials of columns 0 .. 63, part B those of columns 64 .. 127 and the running sums; each
+// part fills half of the P fragments. A warp whose query does not see the page gives P = 0 and
+// a = 1.
 struct PageStep {
-  RowPage r[2];  // rows g and g + 8
-  RowMode mode;
+  SoftmaxSums st;
+  float al_lo, al_hi;
 };
-// My two rows' running state in a group: row factor rf, running max m and sum l.
-struct Rows {
-  float rf[2], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
-};
-__device__ __forceinline__ void page_vis(const Page& pg, int (&vis)[2]) {
-  vis[0] = (PW_WS_ABLATE & 1) ? 0 : pg.seen(0);
-  vis[1] = (PW_WS_ABLATE & 1) ? 0 : pg.seen(1);
-}
-__device__ __forceinline__ void softmax_a(float (&d)[64], const Page& pg, int t, Rows& rw,
+__device__ __forceinline__ void softmax_a(float (&d)[64], const Page& pg, int t,
+                                          float rf_lo, float rf_hi, float& m_lo, float& m_hi,
                                           PageStep& ps, uint32_t (&pa)[kKSteps][4]) {
-  int vis[2];
-  page_vis(pg, vis);
-  ps.mode = row_mode<kPage>(vis);
-  ps.r[0].al = ps.r[1].al = 1.f;
-#pragma unroll
-  for (int ks = 0; ks < 2; ++ks) pa[ks][0] = pa[ks][1] = pa[ks][2] = pa[ks][3] = 0u;
-  for_rows(ps.mode, [&](auto rows) {
-    constexpr int kRows = decltype(rows)::value;
-    auto run = [&](auto masked) {
-      constexpr bool kMasked = decltype(masked)::value;
-      float mx[2];
-      rows_max<kRows, kMasked, kPage>(d, vis, t, mx);
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        if ((kRows >> hr) & 1) take_max<8>(mx[hr], rw.rf[hr], vis[hr] > 0, rw.m[hr], ps.r[hr]);
-      }
-      rows_exps_fp8<kRows, kMasked, 0, 2, !PW_WS_TC_SUM>(d, vis, t, rw.rf, ps.r, pa);
-    };
-    if (ps.mode.masked()) {  // causal / length tail inside this page
-      run(std::true_type());
+  ps.al_lo = ps.al_hi = 1.f;
+  const int vis = pg.seen();
+  if (vis > 0 && (PW_WS_ABLATE & 1) == 0) {
+    if (vis < kPage) {  // causal / length tail inside this page
+      softmax_max<true>(d, vis, t, rf_lo, rf_hi, m_lo, m_hi, ps.al_lo, ps.al_hi, ps.st);
+      softmax_exps<true, 0, 2, !PW_WS_TC_SUM>(d, vis, t, rf_lo, rf_hi, ps.st, pa);
     } else {
-      run(std::false_type());
+      softmax_max<false>(d, kPage, t, rf_lo, rf_hi, m_lo, m_hi, ps.al_lo, ps.al_hi, ps.st);
+      softmax_exps<false, 0, 2, !PW_WS_TC_SUM>(d, kPage, t, rf_lo, rf_hi, ps.st, pa);
     }
-  });
+  } else {
+#pragma unroll
+    for (int ks = 0; ks < 2; ++ks) pa[ks][0] = pa[ks][1] = pa[ks][2] = pa[ks][3] = 0u;
+  }
 }
-__device__ __forceinline__ void softmax_b(float (&d)[64], const Page& pg, int t, Rows& rw,
-                                          PageStep& ps, uint32_t (&pa)[kKSteps][4]) {
-  int vis[2];
-  page_vis(pg, vis);
-#pragma unroll
-  for (int ks = 2; ks < 4; ++ks) pa[ks][0] = pa[ks][1] = pa[ks][2] = pa[ks][3] = 0u;
-  for_rows(ps.mode, [&](auto rows) {
-    constexpr int kRows = decltype(rows)::value;
-    if (ps.mode.masked()) {
-      rows_exps_fp8<kRows, true, 2, 4, !PW_WS_TC_SUM>(d, vis, t, rw.rf, ps.r, pa);
+__device__ __forceinline__ void softmax_b(float (&d)[64], const Page& pg, int t,
+                                          float rf_lo, float rf_hi, PageStep& ps, float& l_lo,
+                                          float& l_hi, uint32_t (&pa)[kKSteps][4]) {
+  const int vis = pg.seen();
+  if (vis > 0 && (PW_WS_ABLATE & 1) == 0) {
+    if (vis < kPage) {
+      softmax_exps<true, 2, 4, !PW_WS_TC_SUM>(d, vis, t, rf_lo, rf_hi, ps.st, pa);
     } else {
-      rows_exps_fp8<kRows, false, 2, 4, !PW_WS_TC_SUM>(d, vis, t, rw.rf, ps.r, pa);
+      softmax_exps<false, 2, 4, !PW_WS_TC_SUM>(d, kPage, t, rf_lo, rf_hi, ps.st, pa);
     }
-    if constexpr (!PW_WS_TC_SUM) {  // softmax_finish (a lane off its page: l * 1 + 0)
+    if constexpr (!PW_WS_TC_SUM) softmax_finish(ps.al_lo, ps.al_hi, ps.st, l_lo, l_hi);
+  } else {
 #pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        if ((kRows >> hr) & 1) rw.l[hr] = rw.l[hr] * ps.r[hr].al + ps.r[hr].sum;
-      }
-    }
-  });
+    for (int ks = 2; ks < 4; ++ks) pa[ks][0] = pa[ks][1] = pa[ks][2] = pa[ks][3] = 0u;
+  }
 }
 
 // S = Q8 K8^T of the page at stage address st, issued (not waited for).
@@ -502,26 +449,25 @@ __device__ __forceinline__ void issue_pv(float (&op)[32], float (&rs)[4],
   }
 }
 
-// My rows g and g + 8 (their queries' Q rows, see row_slot / row_head) from the group's Q
-// stage -> E4M3 -> my Q8 tile, and the row factors rf (my previous group's QKs have all
-// completed, so the tile is free).
+// Q rows g and g + 8 of my warp's query from the group's Q stage -> E4M3 -> my Q8 tile, and
+// the row factors rf (my previous group's QKs have all completed, so the tile is free).
 __device__ __forceinline__ void build_q8(const Args& a, const Walker& w, int q_stage,
-                                         uint32_t q8, int g, int t, float (&rf)[2]) {
+                                         uint32_t q8, int g, int t, float& rf_lo,
+                                         float& rf_hi) {
+  const int qid = w.my_qid();
   uint2 raw[2][2 * kKSteps];
   uint32_t qa[kKSteps][4];
+  const uint32_t qrow = w.stage(q_stage) + (kConsumerSlots * w.c + w.warp) * kQRowBytes;
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
-    const bool present = w.row_qid(hr) >= 0;
-    const uint32_t qrow = w.stage(q_stage) +
-                          (kConsumerSlots * w.c + row_slot(w.warp, g, hr)) * kQRowBytes +
-                          2 * row_head(w.warp, g, hr) * kDim;
 #pragma unroll
     for (int cc = 0; cc < 2 * kKSteps; ++cc) {
       const int col = 32 * (cc >> 1) + 16 * (cc & 1) + 4 * t;
-      raw[hr][cc] = present ? lds64(qrow + 2 * col) : make_uint2(0u, 0u);
+      raw[hr][cc] = qid >= 0 ? lds64(qrow + 2 * ((g + 8 * hr) * kDim + col))
+                             : make_uint2(0u, 0u);
     }
   }
-  quantize_q_rows(raw, __ldg(a.k_scale + w.head()) * a.plan.scale_log2, qa, rf[0], rf[1]);
+  quantize_q_rows(raw, __ldg(a.k_scale + w.head()) * a.plan.scale_log2, qa, rf_lo, rf_hi);
   store_a_tile(q8, qa, w.warp, g, t);
 }
 
@@ -538,15 +484,17 @@ __device__ __forceinline__ void consume_fp8(const Args& a, uint32_t base, int c)
   const uint32_t q8 = base + kQTileOffset + c * kQTileBytes;
   const uint32_t ones = q8 + kOnesOffset;
   if constexpr (PW_WS_TC_SUM) fill_ones(ones, tid);
-  Walker w{base, c, warp, g};
+  Walker w{base, c, warp};
   for (int q_stage; w.open(1, q_stage);) {
-    Rows rw;  // rows g, g + 8: running max (log2 units), this thread's part of l (x 2^8)
-    build_q8(a, w, q_stage, q8, g, t, rw.rf);
+    float rf_lo, rf_hi;
+    build_q8(a, w, q_stage, q8, g, t, rf_lo, rf_hi);
     w.close_q(q_stage);
 
     float o[64];
 #pragma unroll
     for (int i = 0; i < 64; ++i) o[i] = 0.f;
+    float m_lo = -INFINITY, m_hi = -INFINITY;  // running max (log2 units) of rows g, g + 8
+    float l_lo = 0.f, l_hi = 0.f;              // this thread's part of the running sums (x 2^8)
 
     // Page k's PV runs on the tensor cores while page k + 1's softmax runs on the CUDA cores:
     // QK(k+1) and the first half of PV(k) are issued together, softmax part A of page k+1 runs
@@ -562,16 +510,13 @@ __device__ __forceinline__ void consume_fp8(const Args& a, uint32_t base, int c)
       wgmma_wait<0>();
       fence_acc(op);
       if constexpr (PW_WS_TC_SUM && kHalf == 1) fence_acc(rs);
-      for_rows(ps.mode, [&](auto rows) {
-        constexpr int kRows = decltype(rows)::value;
-        fold_rows<kRows, kHalf>(o, op, ps.r);
+      if (cur.seen()) {
+        fold_half<kHalf>(o, op, ps.al_lo, ps.al_hi);
         if constexpr (PW_WS_TC_SUM && kHalf == 1) {  // l = l a + sum p8 (the page's row sums)
-#pragma unroll
-          for (int hr = 0; hr < 2; ++hr) {
-            if ((kRows >> hr) & 1) rw.l[hr] = fmaf(rw.l[hr], ps.r[hr].al, rs[2 * hr]);
-          }
+          l_lo = fmaf(l_lo, ps.al_lo, rs[0]);
+          l_hi = fmaf(l_hi, ps.al_hi, rs[2]);
         }
-      });
+      }
       __syncwarp();
     };
     auto step = [&](uint32_t (&p_cur)[kKSteps][4], const PageStep& s_cur,
@@ -582,10 +527,10 @@ __device__ __forceinline__ void consume_fp8(const Args& a, uint32_t base, int c)
         issue_pv<0>(op, rs, p_cur, w.stage(cur.s()), ones);  // ... then half of O_p of this page
         wgmma_wait<1>();                         // S is there; the PV half still runs
         fence_acc(d);
-        softmax_a(d, nxt, t, rw, s_nxt, p_nxt);
+        softmax_a(d, nxt, t, rf_lo, rf_hi, m_lo, m_hi, s_nxt, p_nxt);
         fold(s_cur, std::integral_constant<int, 0>());
         issue_pv<1>(op, rs, p_cur, w.stage(cur.s()), ones);  // the other half runs during part B
-        softmax_b(d, nxt, t, rw, s_nxt, p_nxt);
+        softmax_b(d, nxt, t, rf_lo, rf_hi, s_nxt, l_lo, l_hi, p_nxt);
         fold(s_cur, std::integral_constant<int, 1>());
       } else {  // one product at a time
         issue_pv<0>(op, rs, p_cur, w.stage(cur.s()), ones);
@@ -595,8 +540,8 @@ __device__ __forceinline__ void consume_fp8(const Args& a, uint32_t base, int c)
         issue_qk(d, q8, w.stage(nxt.s()));
         wgmma_wait<0>();
         fence_acc(d);
-        softmax_a(d, nxt, t, rw, s_nxt, p_nxt);
-        softmax_b(d, nxt, t, rw, s_nxt, p_nxt);
+        softmax_a(d, nxt, t, rf_lo, rf_hi, m_lo, m_hi, s_nxt, p_nxt);
+        softmax_b(d, nxt, t, rf_lo, rf_hi, s_nxt, l_lo, l_hi, p_nxt);
       }
       w.release(cur.s());
       cur = nxt;
@@ -614,8 +559,8 @@ __device__ __forceinline__ void consume_fp8(const Args& a, uint32_t base, int c)
       issue_qk(d, q8, w.stage(cur.s()));
       wgmma_wait<0>();
       fence_acc(d);
-      softmax_a(d, cur, t, rw, sa, pa);
-      softmax_b(d, cur, t, rw, sa, pa);
+      softmax_a(d, cur, t, rf_lo, rf_hi, m_lo, m_hi, sa, pa);
+      softmax_b(d, cur, t, rf_lo, rf_hi, sa, l_lo, l_hi, pa);
       for (;;) {
         got = w.next(nxt, cur.s());
         if (got != Walker::kFound) {
@@ -633,9 +578,12 @@ __device__ __forceinline__ void consume_fp8(const Args& a, uint32_t base, int c)
       if (got == Walker::kNone) break;
     }
 
-    // o[π[r]]: O and l both carry the 2^8 of P; V's scale here
-    __nv_bfloat16* const out[2] = {w.row_out(a, 0), w.row_out(a, 1)};
-    store_row_pair<!PW_WS_TC_SUM>(out, o, rw.l[0], rw.l[1], __ldg(a.v_scale + w.head()), t);
+    const int qid = w.my_qid(), head = w.head();
+    if (qid >= 0) {  // o[π[r]]: O and l both carry the 2^8 of P; V's scale here
+      store_rows<!PW_WS_TC_SUM>(
+          a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim, o, l_lo,
+          l_hi, __ldg(a.v_scale + head), g, t);
+    }
     w.close_group();
   }
 }
@@ -644,62 +592,63 @@ __device__ __forceinline__ void consume_fp8(const Args& a, uint32_t base, int c)
 constexpr int kLazyShift = 6;     // p = 2^(6 + rf S - m): at most 2^(6 + kLazyTau) = 256
 constexpr float kLazyTau = 2.f;   // a row rescales only when its maximum grows by more
 
-// The lazy online-softmax step of my rows on page pg: each visible row's page maximum; rows
-// whose maximum passes their reference m by more than kLazyTau first scale O and l by
-// 2^(m - m') (after the pending PV completed: O is a tensor-core accumulator) and take m';
-// then p into the A fragments. A row's first visible page only sets m (O and l are still 0).
-// l4 holds l: with PW_WS_TC_SUM the m64n8 accumulator of the row sums of P8 (l4[0], l4[2]:
-// rows g, g + 8, whole), else this thread's FP32 partial sums in l4[0] and l4[2] (summed over
-// the quad at the end). A row whose query does not see the page gives P = 0.
-__device__ __forceinline__ void softmax_lazy(float (&d)[64], const Page& pg, int t, Rows& rw,
+// The lazy online-softmax step of my warp on page pg: the page maximum; rows whose maximum
+// passes their reference m by more than kLazyTau first scale O and l by 2^(m - m') (after the
+// pending PV completed: O is a tensor-core accumulator) and take m'; then p into the A
+// fragments. A row's first visible page only sets m (O and l are still 0). l4 holds l: with
+// PW_WS_TC_SUM the m64n8 accumulator of the row sums of P8 (l4[0], l4[2]: rows g, g + 8, whole),
+// else this thread's FP32 partial sums in l4[0] and l4[2] (summed over the quad at the end).
+__device__ __forceinline__ void softmax_lazy(float (&d)[64], const Page& pg, int t, float rf_lo,
+                                             float rf_hi, float& m_lo, float& m_hi,
                                              float (&o)[64], float (&l4)[4],
                                              uint32_t (&pa)[kKSteps][4]) {
-  int vis[2];
-  page_vis(pg, vis);
-  const RowMode mode = row_mode<kPage>(vis);
+  const int vis = pg.seen();
+  if (vis == 0 || (PW_WS_ABLATE & 1) != 0) {
 #pragma unroll
-  for (int ks = 0; ks < kKSteps; ++ks) pa[ks][0] = pa[ks][1] = pa[ks][2] = pa[ks][3] = 0u;
-  for_rows(mode, [&](auto rows) {
-    constexpr int kRows = decltype(rows)::value;
-    auto run = [&](auto masked) {
-      constexpr bool kMasked = decltype(masked)::value;
-      float mx[2], n[2] = {0.f, 0.f}, al[2] = {1.f, 1.f};
-      bool up[2] = {false, false}, rs[2] = {false, false};
-      rows_max<kRows, kMasked, kPage>(d, vis, t, mx);
+    for (int ks = 0; ks < kKSteps; ++ks) pa[ks][0] = pa[ks][1] = pa[ks][2] = pa[ks][3] = 0u;
+    return;
+  }
+  float mx_lo, mx_hi;
+  if (vis < kPage) {
+    page_max<true>(d, vis, t, mx_lo, mx_hi);
+  } else {
+    page_max<false>(d, kPage, t, mx_lo, mx_hi);
+  }
+  const float n_lo = mx_lo * rf_lo, n_hi = mx_hi * rf_hi;  // rf >= 0 keeps the order of S
+  const bool up_lo = n_lo > m_lo + kLazyTau, up_hi = n_hi > m_hi + kLazyTau;
+  const bool rs_lo = up_lo && m_lo != -INFINITY, rs_hi = up_hi && m_hi != -INFINITY;
+  if (__any_sync(0xffffffffu, rs_lo || rs_hi)) {
+    wgmma_wait<0>();
+    fence_acc(o);
+    fence_acc(l4);
+    const float a_lo = rs_lo ? ex2(m_lo - n_lo) : 1.f, a_hi = rs_hi ? ex2(m_hi - n_hi) : 1.f;
 #pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        if (!((kRows >> hr) & 1)) continue;
-        n[hr] = mx[hr] * rw.rf[hr];  // rf >= 0 keeps the order of S
-        up[hr] = vis[hr] > 0 && n[hr] > rw.m[hr] + kLazyTau;
-        rs[hr] = up[hr] && rw.m[hr] != -INFINITY;
-      }
-      if (__any_sync(0xffffffffu, rs[0] || rs[1])) {
-        wgmma_wait<0>();
-        fence_acc(o);
-        fence_acc(l4);
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr) al[hr] = rs[hr] ? ex2(rw.m[hr] - n[hr]) : 1.f;
-        scale_rows<kRows, 64>(o, al);
-        scale_rows<kRows, 4>(l4, al);
-      }
-      RowPage rp[2];
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        rw.m[hr] = up[hr] ? n[hr] : rw.m[hr];
-        rp[hr].sh = vis[hr] > 0 ? static_cast<float>(kLazyShift) - rw.m[hr] : -INFINITY;
-      }
-      rows_exps_fp8<kRows, kMasked, 0, kKSteps, !PW_WS_TC_SUM>(d, vis, t, rw.rf, rp, pa);
-      if constexpr (!PW_WS_TC_SUM) {
-        l4[0] += rp[0].sum;
-        l4[2] += rp[1].sum;
-      }
-    };
-    if (mode.masked()) {
-      run(std::true_type());
-    } else {
-      run(std::false_type());
+    for (int j = 0; j < 16; ++j) {
+      o[4 * j] *= a_lo;
+      o[4 * j + 1] *= a_lo;
+      o[4 * j + 2] *= a_hi;
+      o[4 * j + 3] *= a_hi;
     }
-  });
+    l4[0] *= a_lo;
+    l4[1] *= a_lo;
+    l4[2] *= a_hi;
+    l4[3] *= a_hi;
+  }
+  m_lo = up_lo ? n_lo : m_lo;
+  m_hi = up_hi ? n_hi : m_hi;
+  SoftmaxSums st;
+  st.sh_lo = static_cast<float>(kLazyShift) - m_lo;
+  st.sh_hi = static_cast<float>(kLazyShift) - m_hi;
+  st.sum_lo = st.sum_hi = 0.f;
+  if (vis < kPage) {
+    softmax_exps<true, 0, kKSteps, !PW_WS_TC_SUM>(d, vis, t, rf_lo, rf_hi, st, pa);
+  } else {
+    softmax_exps<false, 0, kKSteps, !PW_WS_TC_SUM>(d, kPage, t, rf_lo, rf_hi, st, pa);
+  }
+  if constexpr (!PW_WS_TC_SUM) {
+    l4[0] += st.sum_lo;
+    l4[2] += st.sum_hi;
+  }
 }
 
 // O += P8 V8 (and l += P8 x ones with PW_WS_TC_SUM) for the page at stage address st: one
@@ -726,15 +675,16 @@ __device__ __forceinline__ void consume_fp8_lazy(const Args& a, uint32_t base, i
   const uint32_t q8 = base + kQTileOffset + c * kQTileBytes;
   const uint32_t ones = q8 + kOnesOffset;
   if constexpr (PW_WS_TC_SUM) fill_ones(ones, tid);
-  Walker w{base, c, warp, g};
+  Walker w{base, c, warp};
   for (int q_stage; w.open(1, q_stage);) {
-    Rows rw;  // rw.m: the reference maxima (log2 units) of rows g, g + 8; rw.l unused
-    build_q8(a, w, q_stage, q8, g, t, rw.rf);
+    float rf_lo, rf_hi;
+    build_q8(a, w, q_stage, q8, g, t, rf_lo, rf_hi);
     w.close_q(q_stage);
 
     float o[64], l4[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
     for (int i = 0; i < 64; ++i) o[i] = 0.f;
+    float m_lo = -INFINITY, m_hi = -INFINITY;  // reference maxima (log2 units) of rows g, g + 8
 
     // Page k's PV runs on the tensor cores while page k + 1's softmax runs on the CUDA cores;
     // P fragments alternate between pa and pb so a PV in flight never reads rewritten ones.
@@ -753,7 +703,7 @@ __device__ __forceinline__ void consume_fp8_lazy(const Args& a, uint32_t base, i
       issue_pv_acc(o, l4, p_cur, w.stage(cur.s()), ones);
       wgmma_wait<1>();  // S of the next page is there; the PV still runs
       fence_acc(d);
-      softmax_lazy(d, nxt, t, rw, o, l4, p_nxt);
+      softmax_lazy(d, nxt, t, rf_lo, rf_hi, m_lo, m_hi, o, l4, p_nxt);
       finish();
       cur = nxt;
     };
@@ -767,7 +717,7 @@ __device__ __forceinline__ void consume_fp8_lazy(const Args& a, uint32_t base, i
       issue_qk(d, q8, w.stage(cur.s()));
       wgmma_wait<0>();
       fence_acc(d);
-      softmax_lazy(d, cur, t, rw, o, l4, pa);
+      softmax_lazy(d, cur, t, rf_lo, rf_hi, m_lo, m_hi, o, l4, pa);
       for (;;) {
         got = w.next(nxt, cur.s());
         if (got != Walker::kFound) {
@@ -785,51 +735,37 @@ __device__ __forceinline__ void consume_fp8_lazy(const Args& a, uint32_t base, i
       if (got == Walker::kNone) break;
     }
 
-    // O and l both carry the 2^6 of p; V's scale here
-    __nv_bfloat16* const out[2] = {w.row_out(a, 0), w.row_out(a, 1)};
-    store_row_pair<!PW_WS_TC_SUM>(out, o, l4[0], l4[2], __ldg(a.v_scale + w.head()), t);
+    const int qid = w.my_qid(), head = w.head();
+    if (qid >= 0) {  // O and l both carry the 2^6 of p; V's scale here
+      store_rows<!PW_WS_TC_SUM>(
+          a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim, o, l4[0],
+          l4[2], __ldg(a.v_scale + head), g, t);
+    }
     w.close_group();
   }
 }
 
 // ---- BF16: one stage = half a page (bf16_wgmma.cuh), the PV accumulates into O
-// The softmax step of my rows on the stage pg (P = 0 and a = 1 for a row whose query does not
-// see the stage).
+// The softmax step of my warp on the stage pg (P = 0 and a = 1 when my query does not see it).
 __device__ __forceinline__ void softmax_bf16(float (&d)[32], const Page& pg, int t, float c,
-                                             Rows& rw, PageStep& ps,
+                                             float& m_lo, float& m_hi, float& l_lo,
+                                             float& l_hi, float& al_lo, float& al_hi,
                                              uint32_t (&pa)[bf16::kPVSteps][4]) {
-  const int vis[2] = {pg.seen(0), pg.seen(1)};
-  ps.mode = row_mode<bf16::kStageTokens>(vis);
-  ps.r[0].al = ps.r[1].al = 1.f;
+  al_lo = al_hi = 1.f;
+  const int vis = pg.seen();
+  SoftmaxSums st;
+  if (vis >= bf16::kStageTokens) {
+    softmax_max<false, bf16::kStageTokens, 0>(d, vis, t, c, c, m_lo, m_hi, al_lo, al_hi, st);
+    bf16::softmax_exps<false>(d, vis, t, c, st, pa);
+    softmax_finish(al_lo, al_hi, st, l_lo, l_hi);
+  } else if (vis > 0) {  // causal / length tail inside this stage
+    softmax_max<true, bf16::kStageTokens, 0>(d, vis, t, c, c, m_lo, m_hi, al_lo, al_hi, st);
+    bf16::softmax_exps<true>(d, vis, t, c, st, pa);
+    softmax_finish(al_lo, al_hi, st, l_lo, l_hi);
+  } else {
 #pragma unroll
-  for (int ks = 0; ks < bf16::kPVSteps; ++ks) pa[ks][0] = pa[ks][1] = pa[ks][2] = pa[ks][3] = 0u;
-  for_rows(ps.mode, [&](auto rows) {
-    constexpr int kRows = decltype(rows)::value;
-    auto run = [&](auto masked) {
-      constexpr bool kMasked = decltype(masked)::value;
-      float mx[2];
-      rows_max<kRows, kMasked, bf16::kStageTokens>(d, vis, t, mx);
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        if ((kRows >> hr) & 1) take_max<0>(mx[hr], c, vis[hr] > 0, rw.m[hr], ps.r[hr]);
-      }
-      rows_exps_bf16<kRows, kMasked, bf16::kPVSteps>(d, vis, t, c, ps.r, pa);
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        if ((kRows >> hr) & 1) rw.l[hr] = rw.l[hr] * ps.r[hr].al + ps.r[hr].sum;
-      }
-    };
-    if (ps.mode.masked()) {  // causal / length tail inside this stage
-      run(std::true_type());
-    } else {
-      run(std::false_type());
-    }
-  });
-}
-// O = O a on the rows that saw the stage (once the pending PV is done).
-__device__ __forceinline__ void rescale_bf16(float (&o)[64], const PageStep& ps) {
-  const float al[2] = {ps.r[0].al, ps.r[1].al};
-  for_rows(ps.mode, [&](auto rows) { scale_rows<decltype(rows)::value, 64>(o, al); });
+    for (int ks = 0; ks < bf16::kPVSteps; ++ks) pa[ks][0] = pa[ks][1] = pa[ks][2] = pa[ks][3] = 0u;
+  }
 }
 
 __device__ __forceinline__ void consume_bf16(const Args& a, uint32_t base, int c) {
@@ -837,31 +773,26 @@ __device__ __forceinline__ void consume_bf16(const Args& a, uint32_t base, int c
   const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
   const uint32_t q_tile = base + kQTileOffset + c * kQTileBytes;
   const float cs = a.plan.scale_log2;
-  Walker w{base, c, warp, g};
+  Walker w{base, c, warp};
   for (int q_stage; w.open(2, q_stage);) {
     uint32_t present = 0;  // bit r: slot 4c + r holds a query
 #pragma unroll
     for (int r = 0; r < kConsumerSlots; ++r) {
       present |= (w.qid(kConsumerSlots * c + r) >= 0 ? 1u : 0u) << r;
     }
-    bf16::copy_q_tile(w.stage(q_stage) + kConsumerSlots * c * kQRowBytes, q_tile, tid, present,
-                      [](int row) {  // tile row 16 w + g + 8 hr: slot * 16 + local head
-                        const int wr = row >> 4, gr = row & 7, hr = (row >> 3) & 1;
-                        return 16 * row_slot(wr, gr, hr) + row_head(wr, gr, hr);
-                      });
+    bf16::copy_q_tile(w.stage(q_stage) + kConsumerSlots * c * kQRowBytes, q_tile, tid, present);
     w.close_q(q_stage);
 
     float o[64];
 #pragma unroll
     for (int i = 0; i < 64; ++i) o[i] = 0.f;
-    Rows rw;
-    rw.rf[0] = rw.rf[1] = cs;
+    float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.f, l_hi = 0.f;
 
     // Stage k's PV (accumulating into O) runs while stage k + 1's softmax runs; O is rescaled
     // by stage k + 1's a once that PV is done, before stage k + 1's PV is issued.
     float d[32];
     uint32_t pa[bf16::kPVSteps][4], pb[bf16::kPVSteps][4];
-    PageStep ps;
+    float al_lo, al_hi;
     Page cur{0}, nxt{0};
     auto step = [&](uint32_t (&p_cur)[bf16::kPVSteps][4], uint32_t (&p_nxt)[bf16::kPVSteps][4]) {
       __syncwarp();
@@ -869,10 +800,10 @@ __device__ __forceinline__ void consume_bf16(const Args& a, uint32_t base, int c
       bf16::issue_pv(o, p_cur, w.stage(cur.s()) + bf16::kTileBytes);
       wgmma_wait<1>();
       fence_acc(d);
-      softmax_bf16(d, nxt, t, cs, rw, ps, p_nxt);
+      softmax_bf16(d, nxt, t, cs, m_lo, m_hi, l_lo, l_hi, al_lo, al_hi, p_nxt);
       wgmma_wait<0>();
       fence_acc(o);
-      rescale_bf16(o, ps);
+      if (nxt.seen()) bf16::rescale(o, al_lo, al_hi);
       w.release(cur.s());
       cur = nxt;
     };
@@ -888,8 +819,8 @@ __device__ __forceinline__ void consume_bf16(const Args& a, uint32_t base, int c
       bf16::issue_qk(d, q_tile, w.stage(cur.s()));
       wgmma_wait<0>();
       fence_acc(d);
-      softmax_bf16(d, cur, t, cs, rw, ps, pa);
-      rescale_bf16(o, ps);
+      softmax_bf16(d, cur, t, cs, m_lo, m_hi, l_lo, l_hi, al_lo, al_hi, pa);
+      if (cur.seen()) bf16::rescale(o, al_lo, al_hi);
       for (;;) {
         got = w.next(nxt, cur.s());
         if (got != Walker::kFound) {
@@ -907,8 +838,11 @@ __device__ __forceinline__ void consume_bf16(const Args& a, uint32_t base, int c
       if (got == Walker::kNone) break;
     }
 
-    __nv_bfloat16* const out[2] = {w.row_out(a, 0), w.row_out(a, 1)};
-    store_row_pair<true>(out, o, rw.l[0], rw.l[1], 1.f, t);
+    const int qid = w.my_qid(), head = w.head();
+    if (qid >= 0) {
+      store_rows(a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim, o,
+                 l_lo, l_hi, 1.f, g, t);
+    }
     w.close_group();
   }
 }

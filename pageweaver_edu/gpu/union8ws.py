@@ -92,10 +92,8 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
     O in the tensor core across pages and rescales a row only when its maximum grows by more
     than a factor 4 (6 % faster, but 4.2 % NRMS against float64 on the 64K presets, over the
     4 % FP8 budget, so it is not the default). ``ablate`` (a key of
-    :data:`ABLATIONS`), ``overlap=False`` (products one after the other) and ``spread=False``
-    (one query per warp, as in the cluster kernel, instead of each query's heads spread over
-    the four warps of its consumer) build the variants of
-    ``benchmarks/bench_union8ws_steps.py``; the other parameters are
+    :data:`ABLATIONS`) and ``overlap=False`` (products one after the other) build the variants
+    of ``benchmarks/bench_union8ws_steps.py``; the other parameters are
     :class:`~.union_attention.UnionAttention`'s.
     """
 
@@ -105,15 +103,14 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
 
     def __init__(self, q, kv: Fp8Cache, causal_pos=None, lengths=None, slots: int = SLOTS,
                  scale=None, out=None, ablate: str = "full", overlap: bool = True,
-                 tc_sum: bool = False, lazy: bool = False, spread: bool = True):
+                 tc_sum: bool = False, lazy: bool = False):
         if ablate not in ABLATIONS:
             raise PageWeaverInputError(f"ablate must be one of {sorted(ABLATIONS)}, got {ablate!r}")
         super().__init__(q, kv, causal_pos, lengths, slots, scale, out)
         self.build_options = (f"-DPW_WS_ABLATE={ABLATIONS[ablate]}",
                               f"-DPW_WS_OVERLAP={int(bool(overlap))}",
                               f"-DPW_WS_TC_SUM={int(bool(tc_sum))}",
-                              f"-DPW_WS_LAZY={int(bool(lazy))}",
-                              f"-DPW_WS_SPREAD={int(bool(spread))}")
+                              f"-DPW_WS_LAZY={int(bool(lazy))}")
         self.tc_sum, self.lazy = bool(tc_sum), bool(lazy)
         self._start_counter()
 
@@ -129,8 +126,7 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
 class Bf16WsUnionAttention(_Persistent, Bf16UnionAttention):
     """The warp-specialized BF16 Union8 (g = 8); ``kv = (k, v)`` as for
     :class:`~.union8.Bf16UnionAttention` (packed here once) or a
-    :class:`~.bf16_tiles.Bf16HalfPages`; ``spread=False``: one query per warp (the step
-    table's before).
+    :class:`~.bf16_tiles.Bf16HalfPages`.
     """
 
     source = "union8ws.cu"
@@ -138,9 +134,8 @@ class Bf16WsUnionAttention(_Persistent, Bf16UnionAttention):
     operand_format = "PPPPPPP" + "Q"  # q, k tiles, v^T tiles, o, -, -, counter, counter base
 
     def __init__(self, q, kv, causal_pos=None, lengths=None, slots: int = SLOTS, scale=None,
-                 out=None, spread: bool = True):
+                 out=None):
         super().__init__(q, kv, causal_pos, lengths, slots, scale, out)
-        self.build_options = (f"-DPW_WS_SPREAD={int(bool(spread))}",)
         self._start_counter()
 
     def bind(self, kv) -> tuple[int, int]:

@@ -6,8 +6,8 @@ op, so the two outputs must be bitwise equal on every input. The measured altern
 the tensor core; O accumulated in the tensor core with a lazy rescale) are checked against the
 float64 reference on the FP8 cache and their own emulation (test_gpu_union8_fp8's bounds). Every
 build: every row written (NaN-poisoned outputs), empty A_i rows exactly 0, and bitwise equality
-of every ordering, ring depth, schedule and row layout (each query's heads spread over the
-warps, or one query per warp), and of consecutive launches through one group counter.
+of every ordering, ring depth and schedule, and of consecutive launches through one group
+counter.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ BUILDS = [{"tc_sum": True}, {"lazy": True}, {"tc_sum": True, "lazy": True}]
 
 
 def _ws(q, cache, topk, cpos, lens, perms=None, offsets=None, slots=6, overlap=True,
-        **build):  # build: tc_sum, lazy, spread
+        **build):
     from pageweaver_edu.gpu import Fp8WsUnionAttention
 
     def launch(plan, c, ln, out):
@@ -58,9 +58,8 @@ def test_equals_cluster_kernel_on_random_inputs(n, pages, k, heads, causal, leng
     rng = np.random.default_rng(n * 11 + pages)
     topk, cpos, lens = random_case(rng, n, pages, k, heads, causal, lengths)
     q, cache = _tensors(rng, n, pages, heads)
-    eager = _ws(q, cache, topk, cpos, lens)
-    assert torch.equal(eager, _run(q, cache, topk, cpos, lens)), "differs from union8_fp8"
-    assert torch.equal(eager, _ws(q, cache, topk, cpos, lens, spread=False)), "one query a warp"
+    assert torch.equal(_ws(q, cache, topk, cpos, lens),
+                       _run(q, cache, topk, cpos, lens)), "eager build differs from union8_fp8"
     perms = [greedy_regroup(topk[h], Grouping(64 if n >= 64 else 8)) for h in range(heads)]
     rand = [rng.permutation(n) for _ in range(heads)]
     for kw in BUILDS:
@@ -69,7 +68,6 @@ def test_equals_cluster_kernel_on_random_inputs(n, pages, k, heads, causal, leng
                emulation=emulation_options(**kw))
         assert torch.equal(ws, _ws(q, cache, topk, cpos, lens, perms, **kw)), f"regrouped {kw}"
         assert torch.equal(ws, _ws(q, cache, topk, cpos, lens, rand, **kw)), f"random {kw}"
-        assert torch.equal(ws, _ws(q, cache, topk, cpos, lens, spread=False, **kw)), f"rows {kw}"
 
 
 @pytest.mark.parametrize("slots,overlap", [(2, True), (4, True), (6, False)])
@@ -115,8 +113,6 @@ def test_causal_tail_pages_and_lengths():
     topk, cpos, lens = causal_tail_case(rng, 96, 12)
     q, cache = _tensors(rng, 96, 12, 1)
     assert torch.equal(_ws(q, cache, topk, cpos, lens), _run(q, cache, topk, cpos, lens))
-    assert torch.equal(_ws(q, cache, topk, cpos, lens, spread=False),
-                       _run(q, cache, topk, cpos, lens))
     for kw in BUILDS:
         _check(_ws(q, cache, topk, cpos, lens, **kw), q, cache, topk, cpos, lens,
                emulation=emulation_options(**kw))
@@ -188,13 +184,13 @@ def test_gpu_prepared_plan():
 
 # ---- the BF16 kernel (union8ws_bf16): float64 reference, every ordering bitwise identical
 
-def _ws_bf16(q, k, v, topk, cpos, lens, perms=None, offsets=None, slots=6, spread=True):
+def _ws_bf16(q, k, v, topk, cpos, lens, perms=None, offsets=None, slots=6):
     from pageweaver_edu.gpu import Bf16WsUnionAttention, bf16_half_pages
 
     cache = bf16_half_pages(k, v)
 
     def launch(plan, c, ln, out):
-        Bf16WsUnionAttention(q, cache, c, ln, slots=slots, out=out, spread=spread).run(plan)
+        Bf16WsUnionAttention(q, cache, c, ln, slots=slots, out=out).run(plan)
 
     return run_cpu_plan(launch, q, topk, cpos, lens, perms, 8, offsets)
 
@@ -221,7 +217,6 @@ def test_bf16_random_inputs_match_reference_and_order(n, pages, k, heads, causal
     rand = [rng.permutation(n) for _ in range(heads)]
     assert torch.equal(orig, _ws_bf16(q, kk, v, topk, cpos, lens, rand)), "random order differs"
     assert torch.equal(orig, _ws_bf16(q, kk, v, topk, cpos, lens, slots=3)), "3 stages differ"
-    assert torch.equal(orig, _ws_bf16(q, kk, v, topk, cpos, lens, spread=False)), "rows differ"
 
 
 def test_bf16_causal_tails_empty_rows_and_packed_requests():

@@ -156,6 +156,8 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
                                     lambda w=w: ws.run(prepare(perm_gpu[f"w{w}"])), c4=c4)
         t[f"ws_online{w}"] = add(f"union8ws_fp8_online_w{w}", lambda w=w: ws.run(online(w)),
                                  c4=c4)
+        fused_plan = online(w)  # attention alone on the fused plan's rows
+        add(f"union8ws_fp8_online_w{w}_attn", lambda p=fused_plan: ws.run(p), c4=c4)
         t[f"ws_twopass{w}"] = add(f"union8ws_fp8_online_w{w}_twopass",
                                   lambda w=w: ws.run(twopass(w)), c4=c4)
     t["ws_fixed128"], t["ws_online"] = t["ws_fixed"], t["ws_online128"]

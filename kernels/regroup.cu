@@ -534,10 +534,15 @@ __device__ __forceinline__ void two_smallest(const unsigned (&tie)[Q], unsigned&
 // For g = 8 whole groups run fully unrolled (no per-round loop test), and a group's last
 // round also finds the two smallest ties s0 < s1 of R beside its pick j, off the dependent
 // chain; the next seed min(R \ {j}) is then s1 if j = s0, else s0, and needs no redux.
-template <int W, int Q>
+// `publish(slot)` runs in every lane when a group is complete (π[0, slot) is final): the
+// fused plan emits groups while the rounds go on; NoPublish for π alone.
+struct NoPublish {
+  __device__ __forceinline__ void operator()(int) const {}
+};
+template <int W, int Q, class Publish>
 __device__ __forceinline__ void pair_rounds(const Args& a, PairsShared<W>& sm, Candidates<Q>& c,
                                             int& slot, int& members, unsigned& next_seed,
-                                            int end) {
+                                            int end, const Publish& publish) {
   constexpr int kGroup = 8;  // the g of the unrolled path (Union8's g)
   const char* m = reinterpret_cast<const char*>(sm.pairs);
   auto take = [&](unsigned tie) {  // j = tie >> kIdShift leaves R and joins G
@@ -581,12 +586,16 @@ __device__ __forceinline__ void pair_rounds(const Args& a, PairsShared<W>& sm, C
       const unsigned tie = pick();
       next_seed = tie == s0 ? s1 : s0;
       members = 0;
+      publish(slot);
     }
   }
   while (slot < end) {  // any g, and a window's last, partial group
     if (members == 0) seed();
     for (; members < a.group && slot < end; ++members) pick();
-    if (members == a.group) members = 0;
+    if (members == a.group) {
+      members = 0;
+      publish(slot);
+    }
   }
 }
 
@@ -618,23 +627,24 @@ __device__ __forceinline__ Candidates<Q - 1> compact(PairsShared<W>& sm, const C
 // Rounds with Q candidates per lane while more than 32·(Q-1) remain, then compaction to Q-1
 // (each step removes one load and one popcount from every later round; the popcount pipe
 // runs at 1/8 of the warp rate, so every candidate slot a lane drops shortens the round).
-template <int W, int Q>
+template <int W, int Q, class Publish>
 __device__ __forceinline__ void pair_phases(const Args& a, PairsShared<W>& sm, Candidates<Q>& c,
                                             int& slot, int& members, unsigned& next_seed,
-                                            int size) {
+                                            int size, const Publish& publish) {
   if constexpr (Q == 1) {
-    pair_rounds<W>(a, sm, c, slot, members, next_seed, size);
+    pair_rounds<W>(a, sm, c, slot, members, next_seed, size, publish);
   } else {
-    pair_rounds<W>(a, sm, c, slot, members, next_seed, size - 32 * (Q - 1));
+    pair_rounds<W>(a, sm, c, slot, members, next_seed, size - 32 * (Q - 1), publish);
     Candidates<Q - 1> fewer = compact<W>(sm, c);
-    pair_phases<W>(a, sm, fewer, slot, members, next_seed, size);
+    pair_phases<W>(a, sm, fewer, slot, members, next_seed, size, publish);
   }
 }
 
 // The W rounds of the window in warp 0 alone (no barrier): lane l starts with candidates
-// l + 32q. The local π goes to sm.perm.
-template <int W>
-__device__ __forceinline__ void greedy_pairs(const Args& a, int size, PairsShared<W>& sm) {
+// l + 32q. The local π goes to sm.perm; publish(size) at the end (the last, partial group).
+template <int W, class Publish = NoPublish>
+__device__ __forceinline__ void greedy_pairs(const Args& a, int size, PairsShared<W>& sm,
+                                             const Publish& publish = Publish()) {
   constexpr int Q = W / 32;
   const int lane = threadIdx.x;
   Candidates<Q> c;
@@ -648,7 +658,8 @@ __device__ __forceinline__ void greedy_pairs(const Args& a, int size, PairsShare
   }
   int slot = 0, members = 0;
   unsigned next_seed = kNoSeed;
-  pair_phases<W>(a, sm, c, slot, members, next_seed, size);
+  pair_phases<W>(a, sm, c, slot, members, next_seed, size, publish);
+  publish(size);
 }
 
 // ---- The chunk handshake of the capacity fallback (see the file comment).
@@ -777,7 +788,7 @@ __device__ __forceinline__ void regroup_window(const Args& a, const int* local, 
     if (kPollWarp >= 0 && warp == kPollWarp) {
       if (words != nullptr) status = poll_chunk(words, seen, ch.z, rounds_done);
     } else {
-      greedy(size);
+      greedy(win);
       if (threadIdx.x == 0) pipeline::mbar_release<1>(rounds_done);
       if (kPollWarp < 0 && words != nullptr && threadIdx.x == 0)
         status = poll_chunk(words, seen, ch.z, rounds_done);
@@ -809,8 +820,8 @@ __device__ __forceinline__ void regroup_cta_bits(const Args& a) {
     __syncthreads();
     return build_rows<NT>(a, rows, start, size, sm_bits);
   };
-  regroup_window<-1>(a, sm_perm, cs, build, [&](int size) {
-    greedy_bits<NT>(a, sm_perm, size, sm_bits, sm_key);
+  regroup_window<-1>(a, sm_perm, cs, build, [&](int4 win) {
+    greedy_bits<NT>(a, sm_perm, win.y, sm_bits, sm_key);
   });
 }
 
@@ -822,8 +833,8 @@ __device__ __forceinline__ void regroup_cta_pairs(const Args& a) {
   // the rounds run in warp 0; warp 1 (when there is one) polls the chunk meanwhile
   regroup_window<(W > 32 ? 1 : -1)>(a, sm.perm, cs, [&](const int* rows, int start, int size) {
     return build_pairs<W>(a, rows, start, size, sm);
-  }, [&](int size) {
-    if (threadIdx.x < 32) greedy_pairs<W>(a, size, sm);
+  }, [&](int4 win) {
+    if (threadIdx.x < 32) greedy_pairs<W>(a, win.y, sm);
   });
 }
 
@@ -844,41 +855,90 @@ struct PlanOut {
   int capacity;    // entries per group row: g·K
 };
 
-// Plan rows of the groups of rows [span.x, span.x + span.y) (first group span.w), members
-// local[r] (span-local ids) or the identity (local == nullptr); scratch: kWarpWords words per
-// warp of the CTA.
+// The plan row of group j of rows [span.x, span.x + span.y) (plan group span.w + j), members
+// local[r] (span-local ids) or the identity (local == nullptr); one warp, its kWarpWords
+// words of shared scratch.
+__device__ __forceinline__ void emit_group(const Args& a, const PlanOut& pl, int4 span,
+                                           const int* local, int j, uint32_t* scratch) {
+  const int r = (threadIdx.x & 31) >> 2;  // lanes 4r .. 4r+3 read member r's ids
+  const int first = j * a.group, members = min(a.group, span.y - first);
+  const int* row = nullptr;
+  if (r < members) {
+    const int id = span.x + (local != nullptr ? local[first + r] : first + r);
+    row = a.topk + (static_cast<long long>(blockIdx.y) * a.n + id) * a.k;
+  }
+  const int gi = static_cast<int>(blockIdx.y) * pl.num_groups + span.w + j;
+  const int count = unions::union_group<true, false>(
+      row, a.k, scratch, unions::Out{pl.pages, pl.masks, nullptr}, gi * pl.capacity);
+  if ((threadIdx.x & 31) == 0) pl.counts[gi] = count;
+}
+// Every group of the span, warp w taking groups w, w + warps, ... (scratch: kWarpWords words
+// per warp of the CTA).
 __device__ __forceinline__ void emit_plan(const Args& a, const PlanOut& pl, int4 span,
                                           const int* local, uint32_t* scratch) {
   const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  const int r = (threadIdx.x & 31) >> 2;  // lanes 4r .. 4r+3 read member r's ids
   const int groups = (span.y + a.group - 1) / a.group;
-  const long long head_row = static_cast<long long>(blockIdx.y) * a.n;
   for (int j = warp; j < groups; j += warps) {
-    const int first = j * a.group, members = min(a.group, span.y - first);
-    const int* row = nullptr;
-    if (r < members) {
-      const int id = span.x + (local != nullptr ? local[first + r] : first + r);
-      row = a.topk + (head_row + id) * a.k;
-    }
-    const int gi = static_cast<int>(blockIdx.y) * pl.num_groups + span.w + j;
-    const int count = unions::union_group<true, false>(
-        row, a.k, scratch + warp * unions::kWarpWords, unions::Out{pl.pages, pl.masks, nullptr},
-        gi * pl.capacity);
-    if ((threadIdx.x & 31) == 0) pl.counts[gi] = count;
+    emit_group(a, pl, span, local, j, scratch + warp * unions::kWarpWords);
+  }
+}
+
+// While warp 0 runs the rounds, warps kFirstEmitter .. (warp 1 polls the chunk) emit each
+// group as soon as warp 0 has published it: `done` = the final positions of the local π
+// (st.release by warp 0's lane 0 after its π stores, ld.acquire here). Only the last group's
+// emission is left after the rounds.
+constexpr int kFirstEmitter = 2;
+__device__ __forceinline__ void publish_done(int* done, int slot) {
+  if ((threadIdx.x & 31) == 0) {
+    asm volatile("st.release.cta.shared::cta.b32 [%0], %1;"
+                 :: "r"(pipeline::smem_addr(done)), "r"(slot) : "memory");
+  }
+}
+__device__ __forceinline__ int load_done(const int* done) {
+  int v;
+  asm volatile("ld.acquire.cta.shared::cta.b32 %0, [%1];"
+               : "=r"(v) : "r"(pipeline::smem_addr(done)) : "memory");
+  return v;
+}
+__device__ __forceinline__ void emit_during_rounds(const Args& a, const PlanOut& pl, int4 span,
+                                                   const int* local, const int* done,
+                                                   uint32_t* scratch) {
+  const int e = (threadIdx.x >> 5) - kFirstEmitter, emitters = (blockDim.x >> 5) - kFirstEmitter;
+  const int groups = (span.y + a.group - 1) / a.group;
+  for (int j = e; j < groups; j += emitters) {
+    const int need = min((j + 1) * a.group, span.y);
+    while (load_done(done) < need) __nanosleep(32);
+    emit_group(a, pl, span, local, j, scratch + e * unions::kWarpWords);
   }
 }
 
 template <int W>
 __device__ __forceinline__ void regroup_plan_cta_pairs(const Args& a, const PlanOut& pl) {
   static_assert(W * W / 2 >= (W / 32) * unions::kWarpWords, "the emission scratch fits in M");
+  constexpr int kEmitters = W / 32 > kFirstEmitter ? W / 32 - kFirstEmitter : 0;  // W = 128: 2
   __shared__ __align__(16) PairsShared<W> sm;
   __shared__ ChunkShared cs;
+  __shared__ int done;  // final positions of the local π (kEmitters > 0)
+  __shared__ uint32_t emit_scratch[kEmitters > 0 ? kEmitters * unions::kWarpWords : 1];
   uint32_t* scratch = sm.pairs;  // M is no longer read once π is stored
   regroup_window<(W > 32 ? 1 : -1)>(a, sm.perm, cs, [&](const int* rows, int start, int size) {
+    if (kEmitters > 0 && threadIdx.x == 0) done = 0;  // published by the build's barriers
     return build_pairs<W>(a, rows, start, size, sm);
-  }, [&](int size) {
-    if (threadIdx.x < 32) greedy_pairs<W>(a, size, sm);
-  }, [&](int4 span, const int* local) { emit_plan(a, pl, span, local, scratch); });
+  }, [&](int4 win) {
+    if (threadIdx.x < 32) {
+      if constexpr (kEmitters > 0) {
+        greedy_pairs<W>(a, win.y, sm, [&](int slot) { publish_done(&done, slot); });
+      } else {
+        greedy_pairs<W>(a, win.y, sm);
+      }
+    } else if (kEmitters > 0 && (threadIdx.x >> 5) >= kFirstEmitter) {
+      emit_during_rounds(a, pl, win, sm.perm, &done, emit_scratch);
+    }
+  }, [&](int4 span, const int* local) {
+    // the window's own groups went out during the rounds; the identity (a flagged window or
+    // chunk, also over rows emitted early) is written here
+    if (kEmitters == 0 || local == nullptr) emit_plan(a, pl, span, local, scratch);
+  });
 }
 
 }  // namespace regroup

@@ -841,9 +841,12 @@ __device__ __forceinline__ void regroup_cta_pairs(const Args& a) {
 // ---- The fused online plan (regroup_plan_pairs_w<W>): the union plan of the window's groups
 // in the layout of kernels/union_plan_args.cuh with one row of `capacity` = g·K entries per
 // group (pages[gi·capacity ...], masks alike, counts[gi] = |U_G|), so no window waits for
-// another's page count (no prefix sum). A window emits its groups right after storing π, one
-// warp per group (kernels/union_emit.cuh), the members from its local π in shared memory; a
-// chunk that ends as the identity is emitted again, whole, by the window that rewrites it.
+// another's page count (no prefix sum). A window emits its groups one warp per group
+// (kernels/union_emit.cuh), the members from its local π in shared memory: at W = 128 warps 2
+// and 3 emit each group as soon as warp 0's rounds have completed it (emit_during_rounds),
+// at W = 32 and 64 every warp emits after π is stored; the identity of a flagged window is
+// emitted after the rounds, and a chunk that ends as the identity is emitted again, whole, by
+// the window that rewrites it.
 // Group j of a window (or chunk) starting at row s is plan group h·G + first + j, first =
 // the table's .w (the request-local group index of row s: windows and chunks start at
 // multiples of g inside their request).

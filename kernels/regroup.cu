@@ -735,8 +735,9 @@ __device__ __forceinline__ void chunk_finish(unsigned long long* words, int stat
 }
 
 // One window: `build` fills the family's shared state and returns the capacity-fallback flag
-// (CTA-uniform); then `greedy(size)` writes the local π to `local` unless the window is
-// flagged. kPollWarp is a warp that the greedy leaves idle (it polls the chunk while the
+// (CTA-uniform); then `greedy(window)` (window = (start, size, chunk, first group)) writes
+// the local π to `local` unless the window is flagged (the fused plan's greedy also emits the
+// groups as they complete). kPollWarp is a warp that the greedy leaves idle (it polls the chunk while the
 // rounds run), or -1: thread 0 then looks at the chunk once after the rounds. After π is
 // stored, `emit(window, local π or nullptr for the identity)` runs in every thread (the fused
 // plan; before the window counts itself in a chunk), and a chunk that ends as the identity

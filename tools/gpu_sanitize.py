@@ -60,10 +60,7 @@ def main() -> int:
     far = np.where(topk >= 0, topk * 4_000_000 + 7, topk)
     for ids, perm in ((topk, perms[0]), (far, perms[0])):
         ref = prepare_unions(ids, perm, offsets, 8)
-        plan = gpu_prepare_unions(ids, perm, offsets, 8).to_cpu()
-        fields = ("perm", "group_slots", "page_offsets", "pages", "masks", "cta_any",
-                  "page_counts")
-        ok = all(np.array_equal(getattr(ref, f), getattr(plan, f)) for f in fields)
+        ok = same_plan(ref, gpu_prepare_unions(ids, perm, offsets, 8).to_cpu())
         bad += not ok
         print(f"unions max id {int(ids.max())}: {'ok' if ok else 'MISMATCH'}")
     bad += fused_plans(topk, heads, offsets, lengths)
@@ -75,11 +72,16 @@ def main() -> int:
     return 1 if bad else 0
 
 
+def same_plan(ref, got) -> bool:
+    """Two UnionPlans (CPU reference, GPU result gathered to CSR) equal field by field."""
+    fields = ("perm", "group_slots", "page_offsets", "pages", "masks", "cta_any", "page_counts")
+    return all(np.array_equal(getattr(ref, f), getattr(got, f)) for f in fields)
+
+
 def fused_plans(topk, heads, offsets, lengths) -> int:
     """The fused kernel at every W it takes, with and without L_i (fallback chunks), on one
     head and on three: π and the plan (gathered to CSR) against the CPU path."""
     bad = 0
-    fields = ("perm", "group_slots", "page_offsets", "pages", "masks", "cta_any", "page_counts")
     for window in (32, 64, 128):
         for ids, lens in ((topk, None), (topk, lengths), (heads, None)):
             grouping = Grouping(window)
@@ -88,8 +90,7 @@ def fused_plans(topk, heads, offsets, lengths) -> int:
             got = got if isinstance(got, list) else [got]
             refs = [prepare_unions(t, greedy_regroup(t, grouping, request_offsets=offsets,
                                                      lengths=lens), offsets, 8) for t in many]
-            ok = all(np.array_equal(getattr(r, f), getattr(gp, f))
-                     for r, gp in zip(refs, got, strict=True) for f in fields)
+            ok = all(same_plan(r, gp) for r, gp in zip(refs, got, strict=True))
             bad += not ok
             print(f"fused plan W={window:3d} heads={len(many)} lengths={lens is not None}: "
                   f"{'ok' if ok else 'MISMATCH'}")

@@ -888,30 +888,38 @@ __device__ __forceinline__ void emit_plan(const Args& a, const PlanOut& pl, int4
 }
 
 // While warp 0 runs the rounds, warps kFirstEmitter .. (warp 1 polls the chunk) emit each
-// group as soon as warp 0 has published it: `done` = the final positions of the local π
-// (st.release by warp 0's lane 0 after its π stores, ld.acquire here). Only the last group's
+// group as soon as warp 0 has completed it. The handoff is one mbarrier per group of the
+// window, used once per launch (a CTA runs one window): warp 0's lane 0 stores π and then
+// arrives (release.cta) on the barriers of the groups that are now final; the emitter of
+// group j waits on barrier j (acquire.cta, phase 0). Barriers, unlike a polled flag, are what
+// compute-sanitizer's racecheck orders shared-memory accesses by. Only the last group's
 // emission is left after the rounds.
 constexpr int kFirstEmitter = 2;
-__device__ __forceinline__ void publish_done(int* done, int slot) {
-  if ((threadIdx.x & 31) == 0) {
-    asm volatile("st.release.cta.shared::cta.b32 [%0], %1;"
-                 :: "r"(pipeline::smem_addr(done)), "r"(slot) : "memory");
+struct GroupDone {
+  unsigned long long* bars;  // [groups of the window], one arrival each
+  int group;                 // g
+  int* published;            // groups already arrived on (warp 0's count, lane 0 uses it)
+
+  // π[0, slot) is final: arrive on every group barrier it completes (slot = size ends the
+  // window, its last group may be partial).
+  __device__ __forceinline__ void operator()(int slot) const {
+    if ((threadIdx.x & 31) == 0) {
+      const int complete = (slot + group - 1) / group;
+      for (int j = *published; j < complete; ++j) {
+        pipeline::mbar_release<1>(pipeline::smem_addr(bars + j));
+      }
+      *published = complete;
+    }
   }
-}
-__device__ __forceinline__ int load_done(const int* done) {
-  int v;
-  asm volatile("ld.acquire.cta.shared::cta.b32 %0, [%1];"
-               : "=r"(v) : "r"(pipeline::smem_addr(done)) : "memory");
-  return v;
-}
+};
 __device__ __forceinline__ void emit_during_rounds(const Args& a, const PlanOut& pl, int4 span,
-                                                   const int* local, const int* done,
+                                                   const int* local,
+                                                   const unsigned long long* bars,
                                                    uint32_t* scratch) {
   const int e = (threadIdx.x >> 5) - kFirstEmitter, emitters = (blockDim.x >> 5) - kFirstEmitter;
   const int groups = (span.y + a.group - 1) / a.group;
   for (int j = e; j < groups; j += emitters) {
-    const int need = min((j + 1) * a.group, span.y);
-    while (load_done(done) < need) __nanosleep(32);
+    pipeline::mbar_wait_spin(pipeline::smem_addr(bars + j), 0);
     emit_group(a, pl, span, local, j, scratch + e * unions::kWarpWords);
   }
 }
@@ -922,21 +930,27 @@ __device__ __forceinline__ void regroup_plan_cta_pairs(const Args& a, const Plan
   constexpr int kEmitters = W / 32 > kFirstEmitter ? W / 32 - kFirstEmitter : 0;  // W = 128: 2
   __shared__ __align__(16) PairsShared<W> sm;
   __shared__ ChunkShared cs;
-  __shared__ int done;  // final positions of the local π (kEmitters > 0)
+  // one barrier per group of the window (g >= 1, so at most W groups)
+  __shared__ unsigned long long group_done[kEmitters > 0 ? W : 1];
   __shared__ uint32_t emit_scratch[kEmitters > 0 ? kEmitters * unions::kWarpWords : 1];
   uint32_t* scratch = sm.pairs;  // M is no longer read once π is stored
   regroup_window<(W > 32 ? 1 : -1)>(a, sm.perm, cs, [&](const int* rows, int start, int size) {
-    if (kEmitters > 0 && threadIdx.x == 0) done = 0;  // published by the build's barriers
+    if (kEmitters > 0 && threadIdx.x == 0) {  // published by the build's barriers
+      for (int j = 0; j < (size + a.group - 1) / a.group; ++j) {
+        pipeline::mbar_init(pipeline::smem_addr(group_done + j), 1);
+      }
+    }
     return build_pairs<W>(a, rows, start, size, sm);
   }, [&](int4 win) {
     if (threadIdx.x < 32) {
       if constexpr (kEmitters > 0) {
-        greedy_pairs<W>(a, win.y, sm, [&](int slot) { publish_done(&done, slot); });
+        int published = 0;
+        greedy_pairs<W>(a, win.y, sm, GroupDone{group_done, a.group, &published});
       } else {
         greedy_pairs<W>(a, win.y, sm);
       }
     } else if (kEmitters > 0 && (threadIdx.x >> 5) >= kFirstEmitter) {
-      emit_during_rounds(a, pl, win, sm.perm, &done, emit_scratch);
+      emit_during_rounds(a, pl, win, sm.perm, group_done, emit_scratch);
     }
   }, [&](int4 span, const int* local) {
     // the window's own groups went out during the rounds; the identity (a flagged window or

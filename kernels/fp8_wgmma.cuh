@@ -131,36 +131,6 @@ __device__ __forceinline__ void wgmma_ss_m64n128k32(float (&d)[64], uint64_t des
         : "l"(desc_a), "l"(desc_b), "r"(0));
   }
 }
-// Columns 64 h .. 64 h + 63 of D[64x128] (+)= A[64x32] (shared) * B[32x128] (shared), as an
-// m64n64 product into d[32 h .. 32 h + 31] (the same registers the m64n128 product gives
-// those columns): half of a QK product, B = the page's token rows 64 h ... Each column is the
-// same dot product over the same k-steps, so the halves give the m64n128 product's bits.
-#define PW_DH(X, b) PW_D16(X, b), PW_D16(X, b + 16)
-#define PW_RWH(i) "+f"(d[32 * kHalf + (i)])
-#define PW_WOH(i) "=f"(d[32 * kHalf + (i)])
-template <int kHalf, bool kAccumulate>
-__device__ __forceinline__ void wgmma_ss_m64n64k32_half(float (&d)[64], uint64_t desc_a,
-                                                        uint64_t desc_b) {
-  if constexpr (kAccumulate) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, "
-        "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
-        ", %32, %33, p, 1, 1;\n}"
-        : PW_DH(PW_RWH, 0)
-        : "l"(desc_a), "l"(desc_b), "r"(1));
-  } else {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, "
-        "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
-        ", %32, %33, p, 1, 1;\n}"
-        : PW_DH(PW_WOH, 0)
-        : "l"(desc_a), "l"(desc_b), "r"(0));
-  }
-}
 // D[64x64] (+)= A[64x32] (registers, E4M3) * B[32x64] (shared, E4M3, K-major): half of a
 // PV product (output dims 64 h .. 64 h + 63 are rows 64 h .. of the V^T tile).
 #define PW_D32(X) PW_D16(X, 0), PW_D16(X, 16)
@@ -224,21 +194,6 @@ __device__ __forceinline__ void wgmma_issue_ss(float (&d)[64], uint32_t tile_a,
   wgmma_ss_m64n128k32<false>(d, da, db);
 #pragma unroll
   for (int ks = 1; ks < kKSteps; ++ks) wgmma_ss_m64n128k32<true>(d, da + 2 * ks, db + 2 * ks);
-  wgmma_commit();
-}
-
-// Start columns 64 h .. 64 h + 63 of the QK product S = A B^T into d[32 h ..] as one committed
-// group (token rows 64 h .. of the K tile: 8 swizzle atoms of 1 KiB further).
-template <int kHalf>
-__device__ __forceinline__ void wgmma_issue_ss_half(float (&d)[64], uint32_t tile_a,
-                                                    uint32_t tile_b) {
-  const uint64_t da = sw128_desc(tile_a), db = sw128_desc(tile_b + kHalf * (kTileBytes / 2));
-  wgmma_fence();
-  wgmma_ss_m64n64k32_half<kHalf, false>(d, da, db);
-#pragma unroll
-  for (int ks = 1; ks < kKSteps; ++ks) {
-    wgmma_ss_m64n64k32_half<kHalf, true>(d, da + 2 * ks, db + 2 * ks);
-  }
   wgmma_commit();
 }
 

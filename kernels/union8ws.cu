@@ -588,129 +588,6 @@ __device__ __forceinline__ void consume_fp8(const Args& a, uint32_t base, int c)
   }
 }
 
-// ---- FP8, QK one page ahead in halves (PW_WS_OVERLAP == 2)
-// The same arithmetic as consume_fp8 (the QK halves give the m64n128 product's bits), another
-// order of the products: S of the next page is issued in two m64n64 halves, columns 0..63 as
-// soon as part A of this page's softmax has turned its columns 0..63 into P fragments (their
-// 32 accumulator registers are free), columns 64..127 after part B. So the next page's S is
-// mostly ready when its softmax starts, at the cost of holding three stages for a while
-// (this page's PV, the next page's S, the page after). Per page, in flight in this order:
-//   PV0(cur) | softmax A(nxt) | QKlo(nn) | fold0 | PV1(cur) | softmax B(nxt) | QKhi(nn) | fold1
-__device__ __forceinline__ void consume_fp8_split(const Args& a, uint32_t base, int c) {
-  const int tid = threadIdx.x - 128 * (1 + c);
-  const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
-  const uint32_t q8 = base + kQTileOffset + c * kQTileBytes;
-  const uint32_t ones = q8 + kOnesOffset;
-  if constexpr (PW_WS_TC_SUM) fill_ones(ones, tid);
-  Walker w{base, c, warp};
-  for (int q_stage; w.open(1, q_stage);) {
-    float rf_lo, rf_hi;
-    build_q8(a, w, q_stage, q8, g, t, rf_lo, rf_hi);
-    w.close_q(q_stage);
-
-    float o[64];
-#pragma unroll
-    for (int i = 0; i < 64; ++i) o[i] = 0.f;
-    float m_lo = -INFINITY, m_hi = -INFINITY;
-    float l_lo = 0.f, l_hi = 0.f;
-
-    float d[64], op[32], rs[4];
-    uint32_t pa[kKSteps][4], pb[kKSteps][4];
-    PageStep sa, sb;
-    Page cur{0}, nxt{0}, nn{0};
-    // O_p half kHalf of page cur is done (kPending later groups may still run): fold it.
-    auto fold = [&](const PageStep& ps, auto half, auto pending) {
-      constexpr int kHalf = decltype(half)::value;
-      wgmma_wait<decltype(pending)::value>();
-      fence_acc(op);
-      if constexpr (PW_WS_TC_SUM && kHalf == 1) fence_acc(rs);
-      if (cur.seen()) {
-        fold_half<kHalf>(o, op, ps.al_lo, ps.al_hi);
-        if constexpr (PW_WS_TC_SUM && kHalf == 1) {
-          l_lo = fmaf(l_lo, ps.al_lo, rs[0]);
-          l_hi = fmaf(l_hi, ps.al_hi, rs[2]);
-        }
-      }
-      __syncwarp();
-    };
-    auto qk_half = [&](const Page& pg, auto half) {
-      if constexpr ((PW_WS_ABLATE & 2) == 0) {
-        __syncwarp();  // wgmma is .aligned
-        wgmma_issue_ss_half<decltype(half)::value>(d, q8, w.stage(pg.s()));
-      }
-    };
-    using H0 = std::integral_constant<int, 0>;
-    using H1 = std::integral_constant<int, 1>;
-    // Entry: P of cur in p_cur, S of nxt issued (two groups). Returns what the walk found
-    // after nxt; when it found a page (nn), that page's S is issued as cur's was.
-    auto step = [&](uint32_t (&p_cur)[kKSteps][4], const PageStep& s_cur,
-                    uint32_t (&p_nxt)[kKSteps][4], PageStep& s_nxt) {
-      __syncwarp();
-      issue_pv<0>(op, rs, p_cur, w.stage(cur.s()), ones);
-      wgmma_wait<1>();  // both halves of S(nxt); PV0(cur) still runs
-      fence_acc(d);
-      softmax_a(d, nxt, t, rf_lo, rf_hi, m_lo, m_hi, s_nxt, p_nxt);
-      const int got = w.next(nn, cur.s());
-      // with no next page (the group ends, or its stage is held) the halves run on nxt's
-      // stage (held until its PV is done) and nobody reads them: the waits stay the same on
-      // every path, which keeps ptxas's wgmma pipeline (a data-dependent wait count
-      // serializes every wgmma of the kernel, C7511)
-      const Page ahead = got == Walker::kFound ? nn : nxt;
-      qk_half(ahead, H0());
-      fold(s_cur, H0(), H1());
-      issue_pv<1>(op, rs, p_cur, w.stage(cur.s()), ones);
-      softmax_b(d, nxt, t, rf_lo, rf_hi, s_nxt, l_lo, l_hi, p_nxt);
-      qk_half(ahead, H1());
-      fold(s_cur, H1(), H1());
-      w.release(cur.s());
-      cur = nxt;
-      nxt = nn;
-      return got;
-    };
-    auto last = [&](uint32_t (&p_cur)[kKSteps][4], const PageStep& s_cur) {
-      __syncwarp();
-      issue_pv<0>(op, rs, p_cur, w.stage(cur.s()), ones);
-      fold(s_cur, H0(), H0());
-      issue_pv<1>(op, rs, p_cur, w.stage(cur.s()), ones);
-      fold(s_cur, H1(), H0());
-      w.release(cur.s());
-    };
-    for (int got = w.next(cur, -1); got == Walker::kFound; got = w.next(cur, -1)) {
-      __syncwarp();
-      issue_qk(d, q8, w.stage(cur.s()));
-      wgmma_wait<0>();
-      fence_acc(d);
-      softmax_a(d, cur, t, rf_lo, rf_hi, m_lo, m_hi, sa, pa);
-      got = w.next(nxt, cur.s());
-      const Page ahead = got == Walker::kFound ? nxt : cur;
-      qk_half(ahead, H0());
-      softmax_b(d, cur, t, rf_lo, rf_hi, sa, l_lo, l_hi, pa);
-      qk_half(ahead, H1());
-      for (;;) {
-        if (got != Walker::kFound) {
-          last(pa, sa);
-          break;
-        }
-        got = step(pa, sa, pb, sb);
-        if (got != Walker::kFound) {
-          last(pb, sb);
-          break;
-        }
-        got = step(pb, sb, pa, sa);
-      }
-      if (got == Walker::kNone) break;
-    }
-
-    const int qid = w.my_qid(), head = w.head();
-    if (qid >= 0) {
-      store_rows<!PW_WS_TC_SUM>(
-          a.o + (static_cast<size_t>(qid) * a.plan.kv_heads + head) * kHeads * kDim, o, l_lo,
-          l_hi, __ldg(a.v_scale + head), g, t);
-    }
-    w.close_group();
-  }
-}
-
 // ---- FP8 with O and l in the tensor core (PW_WS_LAZY)
 constexpr int kLazyShift = 6;     // p = 2^(6 + rf S - m): at most 2^(6 + kLazyTau) = 256
 constexpr float kLazyTau = 2.f;   // a row rescales only when its maximum grows by more
@@ -1001,8 +878,6 @@ __device__ __forceinline__ void union8ws(const Args& a) {
     consume_bf16(a, base, warp / 4 - 1);
   } else if constexpr (PW_WS_LAZY) {
     consume_fp8_lazy(a, base, warp / 4 - 1);
-  } else if constexpr (PW_WS_OVERLAP == 2) {
-    consume_fp8_split(a, base, warp / 4 - 1);
   } else {
     consume_fp8(a, base, warp / 4 - 1);
   }

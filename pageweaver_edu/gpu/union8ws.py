@@ -104,13 +104,11 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
     def __init__(self, q, kv: Fp8Cache, causal_pos=None, lengths=None, slots: int = SLOTS,
                  scale=None, out=None, ablate: str = "full", overlap: bool = True,
                  tc_sum: bool = False, lazy: bool = False):
-        if int(overlap) not in (0, 1, 2):
-            raise PageWeaverInputError(f"overlap must be 0, 1 or 2, got {overlap!r}")
         if ablate not in ABLATIONS:
             raise PageWeaverInputError(f"ablate must be one of {sorted(ABLATIONS)}, got {ablate!r}")
         super().__init__(q, kv, causal_pos, lengths, slots, scale, out)
         self.build_options = (f"-DPW_WS_ABLATE={ABLATIONS[ablate]}",
-                              f"-DPW_WS_OVERLAP={int(overlap)}",
+                              f"-DPW_WS_OVERLAP={int(bool(overlap))}",
                               f"-DPW_WS_TC_SUM={int(bool(tc_sum))}",
                               f"-DPW_WS_LAZY={int(bool(lazy))}")
         self.tc_sum, self.lazy = bool(tc_sum), bool(lazy)

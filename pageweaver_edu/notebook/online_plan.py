@@ -141,23 +141,27 @@ def online_waterfalls(stem: str = FP8_STEM, window: int = 128) -> go.Figure | No
 
 def online_table(records=None) -> str:
     """Markdown: per file (preset, KV heads) and W, the fused kernel alone, C_online with the
-    fused plan and with the two launches, and S_net, of the warp-specialized FP8 Union8."""
+    fused plan (the difference of the two rows, and the median difference of interleaved pairs
+    of the two calls where the file has it) and with the two launches, and S_net, of the
+    warp-specialized FP8 Union8."""
     records = fused_records() if records is None else records
     if not records:
         return "No recorded FP8 file holds the fused online plan's accounting yet."
     lines = ["| preset | H | W | fused µs | regroup µs | T0 µs | T_fixed µs | T_online µs "
-             "| C_online (fused) | C_online (two launches) | S_net |",
-             "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+             "| C_online (fused) | C_online (fused, pairs) | C_online (two launches) | S_net |",
+             "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for rec in records:
         us = {r["name"]: r["median_us"] for r in rec["results"]}
         for w in WINDOWS:
             a = rec["accounting"].get(f"union8ws_w{w}")
             if a is None:
                 continue
+            paired = a.get("C_online_paired_us")
+            paired = "–" if paired is None else f"{paired:+.1f}"
             lines.append(
                 f"| {rec['workload']} | {rec.get('kv_heads', 1)} | {w} "
                 f"| {us[f'gpu_regroup_plan_w{w}']:.1f} | {us[f'gpu_regroup_w{w}']:.1f} "
                 f"| {us['union8ws_fp8_original']:,.0f} | {us[f'union8ws_fp8_fixed_w{w}']:,.0f} "
                 f"| {us[f'union8ws_fp8_online_w{w}']:,.0f} | {a['C_online_us']:+.1f} "
-                f"| {a['C_online_twopass_us']:+.1f} | {a['S_net_us']:+.1f} |")
+                f"| {paired} | {a['C_online_twopass_us']:+.1f} | {a['S_net_us']:+.1f} |")
     return "\n".join(lines)

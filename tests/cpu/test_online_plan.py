@@ -92,7 +92,11 @@ def test_online_table_rows():
     table = online_plan.online_table([_record()])
     lines = table.splitlines()
     assert len(lines) == 4 and lines[2].startswith("| cap64k | 1 | 64 | 14.3 | 10.5 | 816 |")
-    assert lines[3].endswith("| +5.0 | +8.0 | +80.0 |")
+    assert lines[3].endswith("| +5.0 | – | +8.0 | +80.0 |")  # a file without the pairs
+    paired = _record()
+    paired["accounting"]["union8ws_w128"]["C_online_paired_us"] = 3.98
+    assert online_plan.online_table([paired]).splitlines()[3].endswith(
+        "| +5.0 | +4.0 | +8.0 | +80.0 |")
     assert online_plan.online_table([]).startswith("No recorded FP8 file")
 
 

@@ -63,6 +63,9 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     regroups = {w: regroup_launch(n, heads, x.kk, Grouping(w), offsets, cap.page_size)
                 for w in ONLINE_WINDOWS}
 
+    def fixed(w):  # the plan of the fixed ids at W, prepared in the call (T_fixed)
+        return prepare(perm_gpu[f"w{w}"])
+
     def online(w):
         return fused[w].run(t32, lens64)
 
@@ -125,7 +128,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     # ---- timings
     timings = common.Timings(args, fp8_peak_tflops=FP8_DENSE_PEAK_TFLOPS)
     add = timings.add
-    ident, p128 = perm_gpu["original"], perm_gpu["w128"]
+    ident = perm_gpu["original"]
     c4o, c4w, c4u4 = stats["original"]["c4"], stats["w128"]["c4"], stats["original_g4"]["c4"]
     t = {}
     t["T0"] = add("union8_fp8_original", lambda: f8.run(prepare(ident)),
@@ -135,7 +138,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
                   c4=c4u4)
     add("union4_fp8_original_attn", lambda: f4.run(plan4), c4=c4u4)
     t["fixed"] = add("union8_fp8_fixed_w128",
-                     lambda: f8.run(prepare(p128)), c4=c4w)
+                     lambda: f8.run(fixed(128)), c4=c4w)
     add("union8_fp8_fixed_w128_attn", lambda: f8.run(plans["w128"]), c4=c4w)
     add("union8_fp8_fixed_w128_3slots_attn", lambda: f8s3.run(plans["w128"]), c4=c4w)
     t["online"] = add("union8_fp8_online_w128", lambda: f8.run(online(128)), c4=c4w)
@@ -147,14 +150,14 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     # the warp-specialized kernels (kernels/union8ws.cu), same calls
     t["ws_T0"] = add("union8ws_fp8_original", lambda: ws.run(prepare(ident)), c4=c4o)
     add("union8ws_fp8_original_attn", lambda: ws.run(plans["original"]), c4=c4o)
-    t["ws_fixed"] = add("union8ws_fp8_fixed_w128", lambda: ws.run(prepare(p128)), c4=c4w)
+    t["ws_fixed"] = add("union8ws_fp8_fixed_w128", lambda: ws.run(fixed(128)), c4=c4w)
     add("union8ws_fp8_fixed_w128_attn", lambda: ws.run(plans["w128"]), c4=c4w)
     add("union8ws_fp8_fixed_w128_attn_serial", lambda: wss.run(plans["w128"]), c4=c4w)
     for w in ONLINE_WINDOWS:
         c4 = stats[f"w{w}"]["c4"]
         if w != 128:
             t[f"ws_fixed{w}"] = add(f"union8ws_fp8_fixed_w{w}",
-                                    lambda w=w: ws.run(prepare(perm_gpu[f"w{w}"])), c4=c4)
+                                    lambda w=w: ws.run(fixed(w)), c4=c4)
         t[f"ws_online{w}"] = add(f"union8ws_fp8_online_w{w}", lambda w=w: ws.run(online(w)),
                                  c4=c4)
         fused_plan = online(w)  # attention alone on the fused plan's rows
@@ -163,12 +166,12 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
                                   lambda w=w: ws.run(twopass(w)), c4=c4)
     t["ws_fixed128"], t["ws_online"] = t["ws_fixed"], t["ws_online128"]
     t["wsb_T0"] = add("union8ws_bf16_original", lambda: wsb.run(prepare(ident)), c4=c4o)
-    t["wsb_fixed"] = add("union8ws_bf16_fixed_w128", lambda: wsb.run(prepare(p128)), c4=c4w)
+    t["wsb_fixed"] = add("union8ws_bf16_fixed_w128", lambda: wsb.run(fixed(128)), c4=c4w)
     # BF16 kernels of the same run (for the ratios; names as in the BF16 result files)
     t["bf16_T0"] = add("union8_original",
                        lambda: b8.run(prepare(ident)), c4=c4o)
     t["bf16_fixed"] = add("union8_fixed_w128",
-                          lambda: b8.run(prepare(p128)), c4=c4w)
+                          lambda: b8.run(fixed(128)), c4=c4w)
     t["bf16_online"] = add("union8_online_w128", lambda: b8.run(online(128)), c4=c4w)
     add("union4_original", lambda: b4.run(prepare(ident, 4)), c4=c4u4)
 
@@ -183,12 +186,10 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
                      "S_net_us": round(t["T0"] - t["online"], 2)}}
     for w in ONLINE_WINDOWS:  # the fastest kernel: the fused online plan, and before it
         tf, to, tp = t[f"ws_fixed{w}"], t[f"ws_online{w}"], t[f"ws_twopass{w}"]
-        perm_w = perm_gpu[f"w{w}"]
         # the same difference from interleaved pairs (fixed call, online call), timed after
         # the rows: the rows' medians come from runs seconds apart
-        pair = bench_gpu_difference(lambda p=perm_w: ws.run(prepare(p)),
-                                    lambda w=w: ws.run(online(w)), reps=args.reps, warmup=3,
-                                    spin_us=args.spin_us)
+        pair = bench_gpu_difference(lambda w=w: ws.run(fixed(w)), lambda w=w: ws.run(online(w)),
+                                    reps=args.reps, warmup=3, spin_us=args.spin_us)
         acct[f"union8ws_w{w}"] = {
             "S_exec_us": round(t["ws_T0"] - tf, 2), "C_online_us": round(to - tf, 2),
             "S_net_us": round(t["ws_T0"] - to, 2), "C_online_twopass_us": round(tp - tf, 2),

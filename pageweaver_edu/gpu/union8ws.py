@@ -91,9 +91,10 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
     ``tc_sum`` takes each page's sum p from the tensor core (1 % slower); ``lazy`` accumulates
     O in the tensor core across pages and rescales a row only when its maximum grows by more
     than a factor 4 (6 % faster, but 4.2 % NRMS against float64 on the 64K presets, over the
-    4 % FP8 budget, so it is not the default). ``ablate`` (a key of
-    :data:`ABLATIONS`) and ``overlap=False`` (products one after the other) build the variants
-    of ``benchmarks/bench_union8ws_steps.py``; the other parameters are
+    4 % FP8 budget, so it is not the default: its own arithmetic emulates at 3.7 %, the rest
+    most likely comes with O accumulated across pages by the FP8 tensor core). ``ablate`` (a
+    key of :data:`ABLATIONS`) and ``overlap=False`` (products one after the other) build the
+    variants of ``benchmarks/bench_union8ws_steps.py``; the other parameters are
     :class:`~.union_attention.UnionAttention`'s.
     """
 

@@ -117,6 +117,38 @@ def busy_table(results: dict[str, SimResult]) -> str:
     return "\n".join(rows)
 
 
+def largest_lead(res: SimResult) -> int:
+    """The most union pages one CTA (or consumer warpgroup) was ahead of the other: after
+    each instant at which a page starts, the difference of the pages each has started."""
+    starts = sorted((e.t_start, e.actor) for e in res.events
+                    if e.actor in ("cta0", "cta1") and e.kind in ("qk", "skip"))
+    started = {"cta0": 0, "cta1": 0}
+    lead = 0
+    for k, (t, actor) in enumerate(starts):
+        started[actor] += 1
+        if k + 1 == len(starts) or starts[k + 1][0] > t:  # every start at t counted
+            lead = max(lead, abs(started["cta0"] - started["cta1"]))
+    return lead
+
+
+def lockstep_table(pages, flags, depths=(2, 4, 6), durations: Durations | None = None) -> str:
+    """Markdown table: one group's walk with the two halves sharing ``depth`` slots, per depth.
+
+    Depth 2 is the cluster kernel's Figure 3 (two CTAs on two SMs, two slots each, the loader
+    multicasting into both); a deeper ring is the one-SM kernel, where the two consumer
+    warpgroups read one ring of stages, so the same shared memory holds three times the
+    pages (a page is stored once per group, not once per CTA). The event model is the same:
+    page k goes into slot k mod depth after both halves released page k - depth.
+    """
+    rows = ["| slots (ring stages) | makespan | idle CTA0 / WG 1 | idle CTA1 / WG 2 | "
+            "largest lead (pages) |", "|---:|---:|---:|---:|---:|"]
+    for depth in depths:
+        r = simulate(pages, flags, durations, n_slots=int(depth))
+        rows.append(f"| {depth} | {r.makespan:g} | {r.idle['cta0']:g} | {r.idle['cta1']:g} | "
+                    f"{largest_lead(r)} |")
+    return "\n".join(rows)
+
+
 @dataclass
 class PipelineExplorer:
     """Sliders and toggles driving an in-place timeline of one group's walk."""

@@ -12,6 +12,8 @@ from pageweaver_edu.notebook.pipeline import (
     deadlock_text,
     group_table,
     hazard_text,
+    largest_lead,
+    lockstep_table,
     pick_group,
     pipeline_explorer,
     status_line,
@@ -85,3 +87,28 @@ def test_explorer_updates_in_place():
     ex.controls["no_release"].value = False
     ex.controls["slots"].value = 3
     assert ex.result.n_slots == 3 and ex.result.ok
+
+
+def test_largest_lead_is_the_ring_depth_less_one():
+    # CTA1 selects nothing: it skips every page as soon as it lands, so it runs ahead of CTA0
+    # until the loader waits for CTA0's release of the page depth slots back
+    pages = np.arange(12)
+    one_sided = np.array([[True, False]] * 12)
+    both = np.ones((12, 2), dtype=bool)
+    for depth in (1, 2, 3, 4, 6):
+        assert largest_lead(simulate(pages, one_sided, n_slots=depth)) == depth - 1
+        assert largest_lead(simulate(pages, both, n_slots=depth)) == 0
+
+
+def test_lockstep_table_rows_match_the_simulator():
+    pages = np.arange(10)
+    flags = np.array([[True, False], [False, True]] * 5)
+    table = lockstep_table(pages, flags, depths=(2, 6)).splitlines()
+    assert len(table) == 4
+    for line, depth in zip(table[2:], (2, 6), strict=True):
+        r = simulate(pages, flags, n_slots=depth)
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells == [str(depth), f"{r.makespan:g}", f"{r.idle['cta0']:g}",
+                         f"{r.idle['cta1']:g}", str(largest_lead(r))]
+    deep, shallow = (simulate(pages, flags, n_slots=k).makespan for k in (6, 2))
+    assert deep < shallow  # alternating members: a deeper ring lets each half run ahead

@@ -87,6 +87,9 @@ sed -n '/^preset /,$p' "$L/bench_union8.log"
 
 if [ -n "${SANITIZE:-}" ]; then
   step sanitizer
+  # The FP8 kernels' bounded mbarrier waits fault after 10 s by default; the instrumentation
+  # slows every wait, so under the sanitizer the bound is 10 min (gpu.loader.wait_bound_options).
+  export PAGEWEAVER_WAIT_TIMEOUT_NS=600000000000
   for tool in memcheck racecheck; do
     run "san_${tool}_kernels" 120 compute-sanitizer --tool "$tool" --print-limit 20 "$PY" \
       tools/gpu_sanitize.py

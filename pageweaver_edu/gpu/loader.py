@@ -16,7 +16,10 @@ than 48 KiB of it is prepared with ``get_kernel(..., max_dynamic_shared=)``, whi
 function's limit once. Every launch is checked: a failed ``cuLaunchKernel`` raises
 :class:`GPULaunchError` naming the kernel, and with ``PAGEWEAVER_GPU_SYNC=1`` each launch is
 also synchronised so that a fault inside the kernel is reported against the kernel that
-caused it.
+caused it. ``PAGEWEAVER_WAIT_TIMEOUT_NS=<ns>`` compiles every kernel with that bound for the
+FP8 kernels' mbarrier waits (``PW_WAIT_TIMEOUT_NS``, 10 s by default): a run under
+compute-sanitizer, whose instrumentation slows every wait, raises it so that a slow wait is not
+taken for a protocol error.
 """
 
 from __future__ import annotations
@@ -28,9 +31,11 @@ from contextlib import ExitStack
 from importlib import resources
 from pathlib import Path
 
+from ..core.inputs import PageWeaverInputError
 from .device import ensure_context, require_gpu
 
 ENV_SYNC = "PAGEWEAVER_GPU_SYNC"
+ENV_WAIT_TIMEOUT = "PAGEWEAVER_WAIT_TIMEOUT_NS"
 NVCC_OPTIONS = ["-std=c++17", "-O3", "-lineinfo"]
 
 _lock = threading.Lock()
@@ -60,6 +65,19 @@ def kernel_sources() -> list[Path]:
     return sorted(kernel_dir().glob("*.cu"))
 
 
+def wait_bound_options() -> tuple[str, ...]:
+    """``("-DPW_WAIT_TIMEOUT_NS=<ns>ull",)`` when ``PAGEWEAVER_WAIT_TIMEOUT_NS`` holds a
+    positive integer of nanoseconds below 2^64, ``()`` when it is unset or empty; any other
+    value raises :class:`~pageweaver_edu.core.inputs.PageWeaverInputError`."""
+    raw = os.environ.get(ENV_WAIT_TIMEOUT, "").strip()
+    if not raw:
+        return ()
+    if not raw.isdigit() or not 0 < int(raw) < 2**64:
+        raise PageWeaverInputError(
+            f"{ENV_WAIT_TIMEOUT} must be a positive integer of nanoseconds, got {raw!r}")
+    return (f"-DPW_WAIT_TIMEOUT_NS={int(raw)}ull",)
+
+
 def load_module(filename: str, arch: str | None = None, code: str | None = None,
                 options: tuple[str, ...] = ()):
     """The compiled PyCUDA module of ``kernels/<filename>`` (compiled on first use).
@@ -71,10 +89,11 @@ def load_module(filename: str, arch: str | None = None, code: str | None = None,
     arch, code : str, optional
         nvcc ``-arch`` / ``-code``; ``arch`` defaults to the device's ``sm_XY``.
     options : tuple of str
-        Extra nvcc options after :data:`NVCC_OPTIONS` (e.g. ``-DNAME=value``).
+        Extra nvcc options after :data:`NVCC_OPTIONS` (e.g. ``-DNAME=value``), then
+        :func:`wait_bound_options`.
     """
     require_gpu()
-    options = tuple(options)
+    options = (*options, *wait_bound_options())
     with _lock:
         key = (filename, arch, code, options)
         mod = _modules.get(key)
@@ -131,7 +150,7 @@ def get_kernel(filename: str, name: str, arg_format: str, *, arch: str | None = 
         Prepared with ``arg_format``.
     """
     options = tuple(options)
-    key = (filename, name, arch, code, options, max_dynamic_shared)
+    key = (filename, name, arch, code, options, wait_bound_options(), max_dynamic_shared)
     func = _functions.get(key)
     if func is None:
         func = load_module(filename, arch, code, options).get_function(name)

@@ -211,3 +211,23 @@ def test_lazy_constants_match_the_kernel():
     src = (kernel_dir() / "union8ws.cu").read_text(encoding="utf-8")
     assert int(re.search(r"kLazyShift = (\d+);", src).group(1)) == LAZY_SHIFT
     assert float(re.search(r"kLazyTau = ([\d.]+)f;", src).group(1)) == LAZY_TAU
+
+
+def test_wait_bound_from_the_environment(monkeypatch):
+    """PAGEWEAVER_WAIT_TIMEOUT_NS becomes the kernels' PW_WAIT_TIMEOUT_NS; a bad value is one
+    line naming the variable, nothing is compiled with it."""
+    import re
+
+    from pageweaver_edu.gpu.loader import ENV_WAIT_TIMEOUT, kernel_dir, wait_bound_options
+
+    monkeypatch.delenv(ENV_WAIT_TIMEOUT, raising=False)
+    assert wait_bound_options() == ()
+    monkeypatch.setenv(ENV_WAIT_TIMEOUT, " 600000000000 ")
+    assert wait_bound_options() == ("-DPW_WAIT_TIMEOUT_NS=600000000000ull",)
+    for bad in ("0", "-5", "1e9", "10s", str(2**64)):
+        monkeypatch.setenv(ENV_WAIT_TIMEOUT, bad)
+        with pytest.raises(PageWeaverInputError, match=ENV_WAIT_TIMEOUT):
+            wait_bound_options()
+    for name in ("union8ws.cu", "union8_fp8.cu"):  # the kernels whose waits it bounds
+        src = (kernel_dir() / name).read_text(encoding="utf-8")
+        assert re.search(r"#ifndef PW_WAIT_TIMEOUT_NS\n#define PW_WAIT_TIMEOUT_NS \d+ull", src)

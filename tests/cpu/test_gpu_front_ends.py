@@ -214,8 +214,8 @@ def test_lazy_constants_match_the_kernel():
 
 
 def test_wait_bound_from_the_environment(monkeypatch):
-    """PAGEWEAVER_WAIT_TIMEOUT_NS becomes the kernels' PW_WAIT_TIMEOUT_NS; a bad value is one
-    line naming the variable, nothing is compiled with it."""
+    """PAGEWEAVER_WAIT_TIMEOUT_NS becomes the kernels' PW_WAIT_TIMEOUT_NS; a bad value raises
+    one line naming the variable."""
     import re
 
     from pageweaver_edu.gpu.loader import ENV_WAIT_TIMEOUT, kernel_dir, wait_bound_options

@@ -15,7 +15,10 @@ attention kernel alone (CUDA events, L2 flushed, median of ``--reps``):
   rescales only when its maximum grows by more than a factor 4 (no fold per page);
 * ``ws_overlap_6stages_lazy_tc_sum``: both;
 * ablations of the shipped kernel: ``no_softmax`` (P = 0), ``no_mma`` (S constant),
-  ``ring_only`` (neither): their differences say what the softmax and the products cost.
+  ``ring_only`` (neither): their differences say what the softmax and the products cost;
+* the same ablations of the cluster kernel and its Union4 (``cluster_<ablation>_<order>``,
+  ``union4_cluster_<ablation>_original``) and ``every_page`` (every warp works on every page
+  of the union): chapter 07's table of what the two-CTA lockstep costs.
 
 Every variant with the cluster arithmetic is first checked bitwise against the cluster kernel;
 the options with their own arithmetic for bitwise equality across orderings and against the
@@ -51,6 +54,7 @@ STEPS = {  # name -> Fp8WsUnionAttention keyword arguments (default: the cluster
     "ws_ablate_no_mma": {"ablate": "no_mma"},
     "ws_ablate_ring_only": {"ablate": "ring_only"},
 }
+CLUSTER_ABLATIONS = ("ring_only", "no_softmax", "no_mma", "every_page")
 CHECKED = ("ws_serial_4stages", "ws_serial_6stages", "ws_overlap_6stages")  # = cluster, bitwise
 # Their own arithmetic: bitwise across orderings, NRMS against the cluster kernel.
 OWN_BITS = ("ws_overlap_6stages_tc_sum", "ws_overlap_6stages_lazy",
@@ -69,6 +73,8 @@ def run_preset(name: str, args, env: dict) -> dict:
     cluster = Fp8UnionAttention(x.q, cache, x.cpos, x.lens)
     union4 = Fp8UnionAttention(x.q, cache, x.cpos, x.lens)  # run with the g = 4 plan
     atts = {k: Fp8WsUnionAttention(x.q, cache, x.cpos, x.lens, **kw) for k, kw in STEPS.items()}
+    ablated = {ab: Fp8UnionAttention(x.q, cache, x.cpos, x.lens, ablate=ab)
+               for ab in CLUSTER_ABLATIONS}  # g = 8 and g = 4 plans: Union8 and Union4
     fresh = common.poisoned(cluster, *atts.values())
     same, own = {}, {}
     for key in c4:
@@ -89,6 +95,12 @@ def run_preset(name: str, args, env: dict) -> dict:
             timings.add(f"{v}_{key}", lambda att=att, key=key: att.run(o.plans[key]), c4=c4[key])
     timings.add("union4_cluster_original", lambda: union4.run(o.plan4),
                 c4=o.stats["original_g4"]["c4"])
+    for ab, att in ablated.items():  # timing only: the outputs of these builds are meaningless
+        for key in c4:
+            timings.add(f"cluster_{ab}_{key}", lambda att=att, key=key: att.run(o.plans[key]),
+                        c4=c4[key])
+        timings.add(f"union4_cluster_{ab}_original", lambda att=att: att.run(o.plan4),
+                    c4=o.stats["original_g4"]["c4"])
     return {**env, "kernel": "fp8_e4m3", "workload": name, "kv_heads": 1, "queries": x.n,
             "stats": o.stats, "check": {"bitwise_identical": same,
                                         "nrms_vs_cluster": nrms_cluster},
@@ -103,6 +115,12 @@ def print_table(rec) -> None:
         cells = [f"{m[f'{v}_{k}']['median_us']:8.1f} ({m[f'{v}_{k}']['tflops_c4']:6.1f})"
                  for k in ("original", "w128")]
         print(f"{v:26s} {cells[0]:>18s} {cells[1]:>18s}")
+    print(f"\ncluster kernel ablations, us: {'Union8 original':>16s} {'Union8 W128':>12s} "
+          f"{'Union4 original':>16s}")
+    for ab in ("", *(f"_{a}" for a in CLUSTER_ABLATIONS)):
+        print(f"{ab.strip('_') or 'full':28s} {m[f'cluster{ab}_original']['median_us']:16.1f} "
+              f"{m[f'cluster{ab}_w128']['median_us']:12.1f} "
+              f"{m[f'union4_cluster{ab}_original']['median_us']:16.1f}")
     print(f"union4 cluster original: {m['union4_cluster_original']['median_us']:.1f} us; "
           f"bitwise: {rec['check']['bitwise_identical']}; NRMS vs cluster "
           f"{rec['check']['nrms_vs_cluster']}")

@@ -103,9 +103,30 @@ static_assert(sizeof(Args) == 136 && offsetof(Args, plan) == 48,
 // The slot protocol (smem_addr, cluster_rank, cluster_sync, events ① / ②: mbar_*,
 // bulk_copy, init_barriers, cta_sync) comes from cluster_pipeline.cuh;
 // this kernel's waits are bounded (mbar_wait).
+// Timing-only builds for chapter 07's lockstep table (outputs are meaningless there), bits as
+// in union8ws.cu: 1 = no softmax step (P = 0), 2 = no MMA (Z is an opaque constant), 3 =
+// neither (the slot protocol and the copies alone), 4 = every warp works on every page of U_G
+// (the whole page visible): what the union would cost if membership were not used.
+#ifndef PW_ABLATE
+#define PW_ABLATE 0
+#endif
+constexpr bool kSoftmaxStep = (PW_ABLATE & 1) == 0;
+constexpr bool kProducts = (PW_ABLATE & 2) == 0;
+constexpr bool kEveryPage = (PW_ABLATE & 4) != 0;
 using namespace pipeline;
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
   mbar_wait_bounded<PW_WAIT_TIMEOUT_NS>(bar, parity);
+}
+// D = A B of one page (wgmma_tile: A from registers, B the page's tile), or an opaque constant
+// in the no-MMA timing builds.
+__device__ __forceinline__ void mma_page(float (&d)[64], const uint32_t (&a)[kKSteps][4],
+                                         uint32_t tile) {
+  if constexpr (kProducts) {
+    wgmma_tile(d, a, tile);
+  } else {
+#pragma unroll
+    for (int e = 0; e < 64; ++e) asm volatile("mov.b32 %0, 0x3f800000;" : "=f"(d[e]));
+  }
 }
 // ---------------------------------------------------------------- the kernel body
 // Register layouts (g = lane / 4, t = lane % 4, warp w):
@@ -227,7 +248,7 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
     bool cta_work = false, work = false;
 #pragma unroll
     for (int r = 0; r < kWarps; ++r) {
-      const bool w = pid_ok && ((mask >> r) & 1u) && first < lim[r];
+      const bool w = kEveryPage ? pid_ok : pid_ok && ((mask >> r) & 1u) && first < lim[r];
       cta_work |= w;
       if (r == warp) work = w;
     }
@@ -242,13 +263,13 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
     if (cta_work) {  // CTA-uniform: the whole warpgroup executes the wgmma
       const uint32_t k_tile = slots + s * kSlotBytes;
       float d[64];
-      wgmma_tile(d, qa, k_tile);  // Z = Q8 K8^T (FP32)
+      mma_page(d, qa, k_tile);  // Z = Q8 K8^T (FP32)
       if (producer) pump(-1);
 
       uint32_t pa[kKSteps][4];
       float al_lo = 1.f, al_hi = 1.f;
-      if (work) {
-        const int vis = my_lim - first;  // visible tokens of this page (>= 1)
+      if (work && kSoftmaxStep) {
+        const int vis = kEveryPage ? kPage : my_lim - first;  // visible tokens of the page
         if (vis < kPage) {  // causal / length tail inside this page
           softmax_step<true>(d, vis, t, rf_lo, rf_hi, m_lo, m_hi, l_lo, l_hi, al_lo, al_hi, pa);
         } else {
@@ -260,7 +281,7 @@ __device__ __forceinline__ void union_attention_fp8(const Args& a) {
         for (int ks = 0; ks < kKSteps; ++ks) pa[ks][0] = pa[ks][1] = pa[ks][2] = pa[ks][3] = 0u;
       }
       __syncwarp();
-      wgmma_tile(d, pa, k_tile + kTileBytes);  // O_p = P8 V8 (fresh, FP32)
+      mma_page(d, pa, k_tile + kTileBytes);  // O_p = P8 V8 (fresh, FP32)
       if (work) fold_page(o, d, al_lo, al_hi);
     }
     // endregion: fp8-page-products

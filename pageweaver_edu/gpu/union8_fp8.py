@@ -11,18 +11,38 @@ from ..core.inputs import PageWeaverInputError
 from .fp8_tiles import TILE_BYTES, Fp8Cache
 from .union_attention import UnionAttention, UnionEntry
 
+#: Timing-only builds of the FP8 kernels (``PW_ABLATE``; their outputs are meaningless):
+#: no softmax step, no products, neither, and (cluster kernel only) every warp working on
+#: every page of the union.
+ABLATIONS = {"full": 0, "no_softmax": 1, "no_mma": 2, "ring_only": 3, "every_page": 4}
+
+
+def ablation_option(ablate: str, allowed=tuple(ABLATIONS)) -> str:
+    """The ``-DPW_ABLATE`` flag of the build ``ablate`` (a key of :data:`ABLATIONS` in
+    ``allowed``)."""
+    if ablate not in allowed:
+        raise PageWeaverInputError(f"ablate must be one of {sorted(allowed)}, got {ablate!r}")
+    return f"-DPW_ABLATE={ABLATIONS[ablate]}"
+
 
 class Fp8UnionAttention(UnionAttention):
     """Union8 (g = 8) and Union4 (g = 4) over an FP8 cache.
 
     ``kv`` is an :class:`~.fp8_tiles.Fp8Cache` on the GPU (:func:`~.fp8_tiles.fp8_cache_from_bf16`
-    or :func:`~.fp8_tiles.fp8_cache_from_kv`); the other parameters are
+    or :func:`~.fp8_tiles.fp8_cache_from_kv`); ``ablate`` (a key of :data:`ABLATIONS`) builds a
+    timing-only variant (chapter 07's lockstep table); the other parameters are
     :class:`~.union_attention.UnionAttention`'s.
     """
 
     source = "union8_fp8.cu"
     entries = {8: UnionEntry("union8_fp8", 2), 4: UnionEntry("union4_fp8", 1)}
     operand_format = "PPPPPP"  # q, k tiles, v^T tiles, o, k scales, v scales
+
+    def __init__(self, q, kv: Fp8Cache, causal_pos=None, lengths=None, slots: int = 2,
+                 scale=None, out=None, ablate: str = "full"):
+        option = ablation_option(ablate)
+        super().__init__(q, kv, causal_pos, lengths, slots, scale, out)
+        self.build_options = () if ablate == "full" else (option,)
 
     @classmethod
     def smem_bytes(cls, slots: int) -> int:

@@ -22,7 +22,7 @@ from .bf16_tiles import Bf16HalfPages, bf16_half_pages
 from .fp8_tiles import TILE_BYTES, Fp8Cache
 from .loader import multiprocessors
 from .union8 import Bf16UnionAttention
-from .union8_fp8 import Fp8UnionAttention
+from .union8_fp8 import Fp8UnionAttention, ablation_option
 from .union_attention import DIM, HEADS, UnionEntry
 from .union_plan import GpuUnionPlan
 
@@ -31,8 +31,8 @@ Q_TILE_BYTES = 4 * HEADS * DIM * 2  # one consumer's 4 queries x 16 heads x 128 
 #: The lazy FP8 consumer's constants (``kLazyShift``, ``kLazyTau`` in union8ws.cu): P is
 #: scaled by 2^6 and a row's reference maximum moves when a page passes it by more than 2.
 LAZY_SHIFT, LAZY_TAU = 6, 2.0
-#: Timing-only builds of the FP8 kernel (``PW_WS_ABLATE``): the step table's ablations.
-ABLATIONS = {"full": 0, "no_softmax": 1, "no_mma": 2, "ring_only": 3}
+#: Timing-only builds of the FP8 kernel (``PW_ABLATE``): the step table's ablations.
+ABLATIONS = ("full", "no_softmax", "no_mma", "ring_only")
 
 
 def emulation_options(tc_sum: bool = False, lazy: bool = False) -> dict:
@@ -92,8 +92,8 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
     O in the tensor core across pages and rescales a row only when its maximum grows by more
     than a factor 4 (6 % faster, but 4.2 % NRMS against float64 on the 64K presets, over the
     4 % FP8 budget, so it is not the default: its own arithmetic emulates at 3.7 %, the rest
-    most likely comes with O accumulated across pages by the FP8 tensor core). ``ablate`` (a
-    key of :data:`ABLATIONS`) and ``overlap=False`` (products one after the other) build the
+    most likely comes with O accumulated across pages by the FP8 tensor core). ``ablate`` (one
+    of :data:`ABLATIONS`) and ``overlap=False`` (products one after the other) build the
     variants of ``benchmarks/bench_union8ws_steps.py``; the other parameters are
     :class:`~.union_attention.UnionAttention`'s.
     """
@@ -105,10 +105,9 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
     def __init__(self, q, kv: Fp8Cache, causal_pos=None, lengths=None, slots: int = SLOTS,
                  scale=None, out=None, ablate: str = "full", overlap: bool = True,
                  tc_sum: bool = False, lazy: bool = False):
-        if ablate not in ABLATIONS:
-            raise PageWeaverInputError(f"ablate must be one of {sorted(ABLATIONS)}, got {ablate!r}")
+        ablation = ablation_option(ablate, ABLATIONS)
         super().__init__(q, kv, causal_pos, lengths, slots, scale, out)
-        self.build_options = (f"-DPW_WS_ABLATE={ABLATIONS[ablate]}",
+        self.build_options = (ablation,
                               f"-DPW_WS_OVERLAP={int(bool(overlap))}",
                               f"-DPW_WS_TC_SUM={int(bool(tc_sum))}",
                               f"-DPW_WS_LAZY={int(bool(lazy))}")

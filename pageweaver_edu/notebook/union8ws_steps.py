@@ -1,6 +1,7 @@
-"""Chapter 12's build-up of the warp-specialized FP8 Union8, read from its recorded step table
+"""Chapter 12's build-up of the warp-specialized FP8 Union8 and chapter 07's cost of the
+cluster kernel's lockstep, read from the recorded step table
 (``benchmarks/results/union8ws_steps_cap64k_h200.json``, written by
-``benchmarks/bench_union8ws_steps.py``: every step timed in one run)."""
+``benchmarks/bench_union8ws_steps.py``: every row timed in one run)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,39 @@ def step_table(record: dict | None = None) -> str:
             gain = "–" if prev is None else f"{prev / w128:.2f}"
             prev = w128
         lines.append(f"| {what} | {us[f'{name}_original']:,.0f} | {w128:,.0f} | {gain} |")
+    return "\n".join(lines)
+
+
+#: Ablation -> what the build keeps (chapter 07's lockstep table), in the table's order.
+ABLATION_ROWS = {
+    "": "everything (the shipped kernel)",
+    "ring_only": "the slot protocol and the page copies only (no products, no softmax)",
+    "no_softmax": "+ the products (P = 0: no softmax step)",
+    "no_mma": "+ the softmax step (no products: S constant)",
+    "every_page": "everything, every warp working on every page of U_G",
+}
+
+
+def lockstep_table(record: dict | None = None) -> str:
+    """Markdown table of the cluster kernel's ablations beside the warp-specialized kernel's:
+    µs for Union8 (original and W128 order), Union4 (original) and the one-SM kernel (W128).
+
+    Parameters
+    ----------
+    record : dict, optional
+        A loaded step file; default the recorded ``cap64k`` one.
+    """
+    us = result_medians(recorded_results(STEM) if record is None else record)
+    ws = {"": "ws_overlap_6stages_w128", "ring_only": "ws_ablate_ring_only_w128",
+          "no_softmax": "ws_ablate_no_softmax_w128", "no_mma": "ws_ablate_no_mma_w128"}
+    lines = ["| build keeps | Union8 original | Union8 W128 | Union4 original | "
+             "one SM per group, W128 |", "|---|--:|--:|--:|--:|"]
+    for ab, what in ABLATION_ROWS.items():
+        sfx = f"_{ab}" if ab else ""
+        one_sm = f"{us[ws[ab]]:,.0f}" if ab in ws else "–"
+        lines.append(f"| {what} | {us[f'cluster{sfx}_original']:,.0f} | "
+                     f"{us[f'cluster{sfx}_w128']:,.0f} | "
+                     f"{us[f'union4_cluster{sfx}_original']:,.0f} | {one_sm} |")
     return "\n".join(lines)
 
 

@@ -104,6 +104,25 @@ def test_cluster_kernels_launch_every_group_and_persistent_ones_one_cta_per_sm(f
     assert bases == [0, step, 2 * step] and ws.issued == 3 * step
 
 
+def test_ablation_builds_compile_with_their_flag(fake):
+    """An FP8 kernel's timing-only build compiles with its PW_ABLATE value; the one-SM kernel
+    has no every-page build, and an unknown name is refused before anything compiles."""
+    import pageweaver_edu.gpu as g
+
+    plans, _ = _plans(3)
+    plan = g.GpuUnionPlan.from_cpu(plans)
+    q, kv = _kernel_inputs(g.Fp8UnionAttention, 203, 3)
+    g.Fp8UnionAttention(q, kv, ablate="every_page").run(plan)
+    g.Fp8WsUnionAttention(q, kv, ablate="ring_only").run(plan)
+    g.Fp8UnionAttention(q, kv).run(plan)
+    flags = [[o for o in e[3] if "PW_ABLATE" in o] for e in fake if e[0] == "compile"]
+    assert flags == [["-DPW_ABLATE=4"], ["-DPW_ABLATE=3"], []]
+    with pytest.raises(PageWeaverInputError, match="ablate must be one of"):
+        g.Fp8WsUnionAttention(q, kv, ablate="every_page")
+    with pytest.raises(PageWeaverInputError, match="got 'fast'"):
+        g.Fp8UnionAttention(q, kv, ablate="fast")
+
+
 @pytest.mark.parametrize("cls", UNION_KERNELS, ids=lambda c: c.__name__)
 def test_union_kernels_pick_the_entry_and_pack_the_arguments(fake, cls):
     import pageweaver_edu.gpu as g

@@ -51,7 +51,7 @@ def test_quantize_row_reference_is_the_emulation():
 @pytest.mark.parametrize("region, needle", [
     ("fp8-tile-copy", "a.vt + src"),
     ("fp8-q-quantize", "quantize_q_rows("),
-    ("fp8-page-products", "wgmma_tile(d, pa, k_tile + kTileBytes)"),
+    ("fp8-page-products", "mma_page(d, pa, k_tile + kTileBytes)"),
 ])
 def test_chapter_12_regions_show_the_fp8_steps(region, needle):
     code = kernel_excerpt("union8_fp8.cu", region).code

@@ -25,3 +25,20 @@ def test_recorded_file_has_every_step():
     table = steps.step_table()
     assert len(table.splitlines()) == 2 + len(steps.STEPS)
     assert "commit" in steps.step_record_header()
+
+
+def test_lockstep_table_puts_each_ablation_beside_the_one_sm_kernel():
+    rows = {}
+    for i, ab in enumerate(("", *(a for a in steps.ABLATION_ROWS if a))):
+        sfx = f"_{ab}" if ab else ""
+        rows |= {f"cluster{sfx}_original": 2000 + i, f"cluster{sfx}_w128": 1800 + i,
+                 f"union4_cluster{sfx}_original": 1500 + i}
+    rows |= {"ws_overlap_6stages_w128": 720, "ws_ablate_ring_only_w128": 350,
+             "ws_ablate_no_softmax_w128": 420, "ws_ablate_no_mma_w128": 400}
+    table = steps.lockstep_table({"results": [{"name": k, "median_us": v}
+                                              for k, v in rows.items()]})
+    lines = table.splitlines()[2:]
+    assert len(lines) == len(steps.ABLATION_ROWS)
+    assert [c.strip() for c in lines[0].split("|")[2:6]] == ["2,000", "1,800", "1,500", "720"]
+    assert [c.strip() for c in lines[1].split("|")[2:6]] == ["2,001", "1,801", "1,501", "350"]
+    assert lines[-1].split("|")[5].strip() == "–"  # the one-SM kernel has no every-page build

@@ -39,7 +39,8 @@ the gather reference of the same run, and the warp-specialized FP8 kernel at W64
 the fused online plan (``union8ws_fp8_online_wW``) and with the two launches before it
 (``_twopass``: the regroup, then the union preparation), their accounting under
 ``accounting["union8ws_wW"]``; writes ``union8_fp8_<preset>[_hH]_h200.json``.
-``--smoke --fp8`` is the FP8 smoke test (for compute-sanitizer).
+``--smoke --fp8`` is the FP8 smoke test (for compute-sanitizer; ``--smoke-kernels cluster`` or
+``ws`` runs one kernel family only).
 
 ``--peers`` / ``--no-peers``: FlashInfer rows (``flashinfer_decode_{bf16,fp8}[_tc]``,
 ``flashinfer_msa_fp8[_programs]``: ``benchmarks/peers_flashinfer.py``) beside ours in both runs,
@@ -254,13 +255,16 @@ def main(argv=None) -> int:
     ap.add_argument("--flex-blocks", default="128x128")
     ap.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument("--smoke", action="store_true", help="tiny check only (for the sanitizer)")
+    ap.add_argument("--smoke-kernels", choices=("all", "cluster", "ws"), default="all",
+                    help="FP8 smoke test: only the cluster kernels or only the warp-specialized "
+                         "ones (racecheck with a kernel filter runs one family per process)")
     ap.add_argument("--peers", action=argparse.BooleanOptionalAction, default=None,
                     help="FlashInfer rows (default: on when `import flashinfer` works)")
     ap.add_argument("--fp8", action="store_true",
                     help="run the FP8 E4M3 kernels (union8_fp8.cu) and write union8_fp8_*.json")
     args = ap.parse_args(argv)
     if args.smoke:
-        return smoke_fp8() if args.fp8 else smoke()
+        return smoke_fp8(args.smoke_kernels) if args.fp8 else smoke()
     args.flex_presets = [p for p in args.flex_presets.split(",") if p]
     args.flex_blocks = [tuple(int(x) for x in b.split("x")) for b in args.flex_blocks.split(",")
                         if b]

@@ -38,6 +38,24 @@ constexpr int kKSteps = kDim / 32;           // k32 steps over d (QK) and over t
 constexpr int kNoLimit = 0x7fffffff;
 constexpr float kE4m3Max = 448.f;
 
+// Timing-only builds of the FP8 union kernels (PW_ABLATE; their outputs are meaningless), for
+// the benchmark's step and lockstep tables: bit 0 drops the softmax step (P = 0), bit 1 the
+// products (the accumulators hold an opaque constant), bit 2 (cluster kernel) makes every warp
+// work on every page of U_G with the whole page visible (membership unused).
+#ifndef PW_ABLATE
+#define PW_ABLATE 0
+#endif
+constexpr bool kSoftmaxStep = (PW_ABLATE & 1) == 0;
+constexpr bool kProducts = (PW_ABLATE & 2) == 0;
+constexpr bool kEveryPage = (PW_ABLATE & 4) != 0;
+// The accumulator of a product the no-products builds leave out: a constant the compiler
+// cannot see through, so the work downstream of it stays.
+template <int kN>
+__device__ __forceinline__ void opaque_accumulator(float (&d)[kN]) {
+#pragma unroll
+  for (int e = 0; e < kN; ++e) asm volatile("mov.b32 %0, 0x3f800000;" : "=f"(d[e]));
+}
+
 __device__ __forceinline__ float ex2(float x) {  // MUFU.EX2; 2^-inf = 0
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));

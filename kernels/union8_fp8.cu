@@ -103,29 +103,18 @@ static_assert(sizeof(Args) == 136 && offsetof(Args, plan) == 48,
 // The slot protocol (smem_addr, cluster_rank, cluster_sync, events ① / ②: mbar_*,
 // bulk_copy, init_barriers, cta_sync) comes from cluster_pipeline.cuh;
 // this kernel's waits are bounded (mbar_wait).
-// Timing-only builds for chapter 07's lockstep table (outputs are meaningless there), bits as
-// in union8ws.cu: 1 = no softmax step (P = 0), 2 = no MMA (Z is an opaque constant), 3 =
-// neither (the slot protocol and the copies alone), 4 = every warp works on every page of U_G
-// (the whole page visible): what the union would cost if membership were not used.
-#ifndef PW_ABLATE
-#define PW_ABLATE 0
-#endif
-constexpr bool kSoftmaxStep = (PW_ABLATE & 1) == 0;
-constexpr bool kProducts = (PW_ABLATE & 2) == 0;
-constexpr bool kEveryPage = (PW_ABLATE & 4) != 0;
 using namespace pipeline;
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
   mbar_wait_bounded<PW_WAIT_TIMEOUT_NS>(bar, parity);
 }
 // D = A B of one page (wgmma_tile: A from registers, B the page's tile), or an opaque constant
-// in the no-MMA timing builds.
+// in the no-products timing builds (PW_ABLATE, fp8_wgmma.cuh: chapter 07's lockstep table).
 __device__ __forceinline__ void mma_page(float (&d)[64], const uint32_t (&a)[kKSteps][4],
                                          uint32_t tile) {
   if constexpr (kProducts) {
     wgmma_tile(d, a, tile);
   } else {
-#pragma unroll
-    for (int e = 0; e < 64; ++e) asm volatile("mov.b32 %0, 0x3f800000;" : "=f"(d[e]));
+    opaque_accumulator(d);
   }
 }
 // ---------------------------------------------------------------- the kernel body

@@ -56,11 +56,6 @@
 #ifndef PW_UNION_SLOTS
 #define PW_UNION_SLOTS 6
 #endif
-// Ablation builds for the benchmark's step table (outputs are meaningless there):
-// 1 = no softmax step (P = 0), 2 = no MMA (S is an opaque constant), 3 = neither (ring only).
-#ifndef PW_ABLATE
-#define PW_ABLATE 0
-#endif
 // 1: a consumer starts the next page's QK and the current page's PV together and runs the
 // next page's softmax while the tensor cores work (FlashAttention-3's intra-warpgroup
 // overlap); 0: QK, softmax, PV one after the other.
@@ -387,7 +382,7 @@ __device__ __forceinline__ void softmax_a(float (&d)[64], const Page& pg, int t,
                                           PageStep& ps, uint32_t (&pa)[kKSteps][4]) {
   ps.al_lo = ps.al_hi = 1.f;
   const int vis = pg.seen();
-  if (vis > 0 && (PW_ABLATE & 1) == 0) {
+  if (vis > 0 && kSoftmaxStep) {
     if (vis < kPage) {  // causal / length tail inside this page
       softmax_max<true>(d, vis, t, rf_lo, rf_hi, m_lo, m_hi, ps.al_lo, ps.al_hi, ps.st);
       softmax_exps<true, 0, 2, !PW_WS_TC_SUM>(d, vis, t, rf_lo, rf_hi, ps.st, pa);
@@ -404,7 +399,7 @@ __device__ __forceinline__ void softmax_b(float (&d)[64], const Page& pg, int t,
                                           float rf_lo, float rf_hi, PageStep& ps, float& l_lo,
                                           float& l_hi, uint32_t (&pa)[kKSteps][4]) {
   const int vis = pg.seen();
-  if (vis > 0 && (PW_ABLATE & 1) == 0) {
+  if (vis > 0 && kSoftmaxStep) {
     if (vis < kPage) {
       softmax_exps<true, 2, 4, !PW_WS_TC_SUM>(d, vis, t, rf_lo, rf_hi, ps.st, pa);
     } else {
@@ -419,11 +414,10 @@ __device__ __forceinline__ void softmax_b(float (&d)[64], const Page& pg, int t,
 
 // S = Q8 K8^T of the page at stage address st, issued (not waited for).
 __device__ __forceinline__ void issue_qk(float (&d)[64], uint32_t q8, uint32_t st) {
-  if constexpr ((PW_ABLATE & 2) == 0) {
+  if constexpr (kProducts) {
     wgmma_issue_ss(d, q8, st);
-  } else {
-#pragma unroll
-    for (int e = 0; e < 64; ++e) asm volatile("mov.b32 %0, 0x3f800000;" : "=f"(d[e]));
+  } else {  // the ablation builds (PW_ABLATE, fp8_wgmma.cuh)
+    opaque_accumulator(d);
   }
 }
 // Output dims 64 h .. 64 h + 63 of O_p = P8 V8 for the page at stage address st, issued as one
@@ -433,7 +427,7 @@ template <int kHalf>
 __device__ __forceinline__ void issue_pv(float (&op)[32], float (&rs)[4],
                                          const uint32_t (&pa)[kKSteps][4], uint32_t st,
                                          uint32_t ones) {
-  if constexpr ((PW_ABLATE & 2) == 0) {
+  if constexpr (kProducts) {
     const uint64_t desc = sw128_desc(st + kTileBytes + kHalf * (kTileBytes / 2));
     wgmma_fence();
     wgmma_m64n64k32<false>(op, pa[0], desc);
@@ -603,7 +597,7 @@ __device__ __forceinline__ void softmax_lazy(float (&d)[64], const Page& pg, int
                                              float (&o)[64], float (&l4)[4],
                                              uint32_t (&pa)[kKSteps][4]) {
   const int vis = pg.seen();
-  if (vis == 0 || (PW_ABLATE & 1) != 0) {
+  if (vis == 0 || !kSoftmaxStep) {
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) pa[ks][0] = pa[ks][1] = pa[ks][2] = pa[ks][3] = 0u;
     return;
@@ -656,7 +650,7 @@ __device__ __forceinline__ void softmax_lazy(float (&d)[64], const Page& pg, int
 __device__ __forceinline__ void issue_pv_acc(float (&o)[64], float (&l4)[4],
                                              const uint32_t (&pa)[kKSteps][4], uint32_t st,
                                              uint32_t ones) {
-  if constexpr ((PW_ABLATE & 2) == 0) {
+  if constexpr (kProducts) {
     const uint64_t desc = sw128_desc(st + kTileBytes), od = sw128_desc(ones);
     wgmma_fence();
 #pragma unroll

@@ -73,13 +73,12 @@ def lockstep_table(record: dict | None = None) -> str:
         A loaded step file; default the recorded ``cap64k`` one.
     """
     us = result_medians(recorded_results(STEM) if record is None else record)
-    ws = {"": "ws_overlap_6stages_w128", "ring_only": "ws_ablate_ring_only_w128",
-          "no_softmax": "ws_ablate_no_softmax_w128", "no_mma": "ws_ablate_no_mma_w128"}
     lines = ["| build keeps | Union8 original | Union8 W128 | Union4 original | "
              "one SM per group, W128 |", "|---|--:|--:|--:|--:|"]
     for ab, what in ABLATION_ROWS.items():
         sfx = f"_{ab}" if ab else ""
-        one_sm = f"{us[ws[ab]]:,.0f}" if ab in ws else "–"
+        ws = f"ws_ablate{sfx}_w128" if ab else "ws_overlap_6stages_w128"  # STEPS' names
+        one_sm = f"{us[ws]:,.0f}" if ws in us else "–"  # (no every-page build of it)
         lines.append(f"| {what} | {us[f'cluster{sfx}_original']:,.0f} | "
                      f"{us[f'cluster{sfx}_w128']:,.0f} | "
                      f"{us[f'union4_cluster{sfx}_original']:,.0f} | {one_sm} |")

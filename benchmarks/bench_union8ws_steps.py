@@ -16,6 +16,7 @@ attention kernel alone (CUDA events, L2 flushed, median of ``--reps``):
 * ``ws_overlap_6stages_lazy_tc_sum``: both;
 * ablations of the shipped kernel: ``no_softmax`` (P = 0), ``no_mma`` (S constant),
   ``ring_only`` (neither): their differences say what the softmax and the products cost;
+  ``no_copies`` (all the work, no page copied into the ring): what the copies cost;
 * the same ablations of the cluster kernel and its Union4 (``cluster_<ablation>_<order>``,
   ``union4_cluster_<ablation>_original``) and ``every_page`` (every warp works on every page
   of the union): chapter 07's table of what the two-CTA lockstep costs.
@@ -53,6 +54,7 @@ STEPS = {  # name -> Fp8WsUnionAttention keyword arguments (default: the cluster
     "ws_ablate_no_softmax": {"ablate": "no_softmax"},
     "ws_ablate_no_mma": {"ablate": "no_mma"},
     "ws_ablate_ring_only": {"ablate": "ring_only"},
+    "ws_ablate_no_copies": {"ablate": "no_copies"},
 }
 CLUSTER_ABLATIONS = ("ring_only", "no_softmax", "no_mma", "every_page")
 CHECKED = ("ws_serial_4stages", "ws_serial_6stages", "ws_overlap_6stages")  # = cluster, bitwise

@@ -41,13 +41,16 @@ constexpr float kE4m3Max = 448.f;
 // Timing-only builds of the FP8 union kernels (PW_ABLATE; their outputs are meaningless), for
 // the benchmark's step and lockstep tables: bit 0 drops the softmax step (P = 0), bit 1 the
 // products (the accumulators hold an opaque constant), bit 2 (cluster kernel) makes every warp
-// work on every page of U_G with the whole page visible (membership unused).
+// work on every page of U_G with the whole page visible (membership unused), bit 3 (union8ws)
+// copies no page into the ring: the loader still writes each stage's metadata and completes its
+// event ① with no bytes, so the consumers run all their work on stale stages.
 #ifndef PW_ABLATE
 #define PW_ABLATE 0
 #endif
 constexpr bool kSoftmaxStep = (PW_ABLATE & 1) == 0;
 constexpr bool kProducts = (PW_ABLATE & 2) == 0;
 constexpr bool kEveryPage = (PW_ABLATE & 4) != 0;
+constexpr bool kPageCopies = (PW_ABLATE & 8) == 0;
 // The accumulator of a product the no-products builds leave out: a constant the compiler
 // cannot see through, so the work downstream of it stays.
 template <int kN>

@@ -271,8 +271,9 @@ __device__ __forceinline__ void load_pages(const Args& a, uint32_t base, int lan
         sts(meta, static_cast<int>(w0));
         sts(meta + 4, static_cast<int>(w1));
         const uint32_t full = base + kFull + 8 * s;
-        mbar_arm(full, ok ? static_cast<uint32_t>(kStageBytes) : 0u);
-        if (ok) {
+        const bool copy = ok && kPageCopies;  // (no copies: a PW_ABLATE timing build)
+        mbar_arm(full, copy ? static_cast<uint32_t>(kStageBytes) : 0u);
+        if (copy) {
           const size_t src =
               ((static_cast<size_t>(p) * a.plan.kv_heads + head) * kHalves + hf) * kTileBytes;
           const uint32_t dst = base + kRingOffset + s * kStageBytes;

@@ -12,12 +12,15 @@ from .fp8_tiles import TILE_BYTES, Fp8Cache
 from .union_attention import UnionAttention, UnionEntry
 
 #: Timing-only builds of the FP8 kernels (``PW_ABLATE``; their outputs are meaningless):
-#: no softmax step, no products, neither, and (cluster kernel only) every warp working on
-#: every page of the union.
-ABLATIONS = {"full": 0, "no_softmax": 1, "no_mma": 2, "ring_only": 3, "every_page": 4}
+#: no softmax step, no products, neither, (cluster kernel only) every warp working on every
+#: page of the union, and (union8ws only) no page copied into the ring.
+ABLATIONS = {"full": 0, "no_softmax": 1, "no_mma": 2, "ring_only": 3, "every_page": 4,
+             "no_copies": 8}
+#: The ones the cluster kernels build.
+CLUSTER_ABLATIONS = ("full", "no_softmax", "no_mma", "ring_only", "every_page")
 
 
-def ablation_option(ablate: str, allowed=tuple(ABLATIONS)) -> str:
+def ablation_option(ablate: str, allowed: tuple[str, ...]) -> str:
     """The ``-DPW_ABLATE`` flag of the build ``ablate`` (a key of :data:`ABLATIONS` in
     ``allowed``)."""
     if ablate not in allowed:
@@ -29,8 +32,8 @@ class Fp8UnionAttention(UnionAttention):
     """Union8 (g = 8) and Union4 (g = 4) over an FP8 cache.
 
     ``kv`` is an :class:`~.fp8_tiles.Fp8Cache` on the GPU (:func:`~.fp8_tiles.fp8_cache_from_bf16`
-    or :func:`~.fp8_tiles.fp8_cache_from_kv`); ``ablate`` (a key of :data:`ABLATIONS`) builds a
-    timing-only variant (chapter 07's lockstep table); the other parameters are
+    or :func:`~.fp8_tiles.fp8_cache_from_kv`); ``ablate`` (one of :data:`CLUSTER_ABLATIONS`)
+    builds a timing-only variant (chapter 07's lockstep table); the other parameters are
     :class:`~.union_attention.UnionAttention`'s.
     """
 
@@ -40,7 +43,7 @@ class Fp8UnionAttention(UnionAttention):
 
     def __init__(self, q, kv: Fp8Cache, causal_pos=None, lengths=None, slots: int = 2,
                  scale=None, out=None, ablate: str = "full"):
-        option = ablation_option(ablate)
+        option = ablation_option(ablate, CLUSTER_ABLATIONS)
         super().__init__(q, kv, causal_pos, lengths, slots, scale, out)
         self.build_options = () if ablate == "full" else (option,)
 

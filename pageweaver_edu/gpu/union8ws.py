@@ -32,7 +32,7 @@ Q_TILE_BYTES = 4 * HEADS * DIM * 2  # one consumer's 4 queries x 16 heads x 128 
 #: scaled by 2^6 and a row's reference maximum moves when a page passes it by more than 2.
 LAZY_SHIFT, LAZY_TAU = 6, 2.0
 #: Timing-only builds of the FP8 kernel (``PW_ABLATE``): the step table's ablations.
-ABLATIONS = ("full", "no_softmax", "no_mma", "ring_only")
+ABLATIONS = ("full", "no_softmax", "no_mma", "ring_only", "no_copies")
 
 
 def emulation_options(tc_sum: bool = False, lazy: bool = False) -> dict:

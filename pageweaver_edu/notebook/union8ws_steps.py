@@ -22,6 +22,7 @@ STEPS = {
     "ws_ablate_no_softmax": "ablation of the default build when recorded: no softmax step",
     "ws_ablate_no_mma": "the same: no products",
     "ws_ablate_ring_only": "the same: the ring of copies alone",
+    "ws_ablate_no_copies": "the same: all the work, but no page copied into the ring",
 }
 
 #: The steps of the build-up itself (each compared with the one before it).

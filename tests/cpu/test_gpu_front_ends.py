@@ -106,7 +106,8 @@ def test_cluster_kernels_launch_every_group_and_persistent_ones_one_cta_per_sm(f
 
 def test_ablation_builds_compile_with_their_flag(fake):
     """An FP8 kernel's timing-only build compiles with its PW_ABLATE value; the one-SM kernel
-    has no every-page build, and an unknown name is refused before anything compiles."""
+    has no every-page build, the cluster kernel no copy-free one, and an unknown name is
+    refused before anything compiles."""
     import pageweaver_edu.gpu as g
 
     plans, _ = _plans(3)
@@ -114,11 +115,14 @@ def test_ablation_builds_compile_with_their_flag(fake):
     q, kv = _kernel_inputs(g.Fp8UnionAttention, 203, 3)
     g.Fp8UnionAttention(q, kv, ablate="every_page").run(plan)
     g.Fp8WsUnionAttention(q, kv, ablate="ring_only").run(plan)
+    g.Fp8WsUnionAttention(q, kv, ablate="no_copies").run(plan)
     g.Fp8UnionAttention(q, kv).run(plan)
     flags = [[o for o in e[3] if "PW_ABLATE" in o] for e in fake if e[0] == "compile"]
-    assert flags == [["-DPW_ABLATE=4"], ["-DPW_ABLATE=3"], []]
+    assert flags == [["-DPW_ABLATE=4"], ["-DPW_ABLATE=3"], ["-DPW_ABLATE=8"], []]
     with pytest.raises(PageWeaverInputError, match="ablate must be one of"):
         g.Fp8WsUnionAttention(q, kv, ablate="every_page")
+    with pytest.raises(PageWeaverInputError, match="ablate must be one of"):
+        g.Fp8UnionAttention(q, kv, ablate="no_copies")
     with pytest.raises(PageWeaverInputError, match="got 'fast'"):
         g.Fp8UnionAttention(q, kv, ablate="fast")
 

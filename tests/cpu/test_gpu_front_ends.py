@@ -14,7 +14,7 @@ import pytest
 from pageweaver_edu import Grouping, PageWeaverInputError, greedy_regroup, prepare_unions
 from pageweaver_edu.gpu import UNION_KERNELS
 from pageweaver_edu.workloads import make_preset
-from tests.helpers.fake_gpu import cpu_tensors_as_cuda, install_fake_pycuda
+from tests.helpers.fake_gpu import cpu_tensors_as_cuda, install_fake_pycuda, launch_cache_modules
 
 torch = pytest.importorskip("torch")
 
@@ -222,6 +222,26 @@ def test_fused_plan_host_path(fake):
     assert tuple(plan.groups.shape) == (groups, 4) and plan.pages.numel() == groups * 128
     with pytest.raises(PageWeaverInputError, match="K <= 16"):
         g.gpu_regroup_plan(np.zeros((8, 17), dtype=np.int64), Grouping(8))
+
+
+def test_fake_launches_do_not_outlive_the_fake():
+    """Every prepared-launch cache is swapped while the fake is in: a fake launch left in one
+    (the fused plan's, say) would turn a later real call of the same shapes into a launch
+    that writes nothing, and its test would read whatever the buffers held before."""
+    import pageweaver_edu.gpu as g
+
+    modules = launch_cache_modules()
+    assert {m.__name__.rsplit(".", 1)[1] for m in modules} >= {"regroup", "regroup_plan", "unions"}
+    before = [dict(m._launches) for m in modules]
+    topk = np.arange(64 * 4).reshape(64, 4) % 50
+    with pytest.MonkeyPatch.context() as mp:
+        install_fake_pycuda(mp)
+        cpu_tensors_as_cuda(mp)
+        g.gpu_greedy_regroup(topk, Grouping(64))
+        g.gpu_regroup_plan(topk, Grouping(64))
+        assert all(len(m._launches) == 1 for m in modules if m.__name__.endswith("regroup")
+                   or m.__name__.endswith("regroup_plan"))
+    assert [dict(m._launches) for m in modules] == before
 
 
 def test_lazy_constants_match_the_kernel():

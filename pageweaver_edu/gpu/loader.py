@@ -41,6 +41,7 @@ NVCC_OPTIONS = ["-std=c++17", "-O3", "-lineinfo"]
 _lock = threading.Lock()
 _modules: dict[tuple, object] = {}
 _functions: dict[tuple, object] = {}
+_launches: dict[str, OrderedDict] = {}  # family -> key -> prepared launch (cached_launch)
 _files = ExitStack()
 
 
@@ -223,9 +224,12 @@ def synchronize() -> None:
         raise GPULaunchError(f"a PageWeaver kernel faulted: {exc}") from exc
 
 
-def cached_launch(cache: OrderedDict, key, make, keep: int = 64):
-    """The prepared launch ``cache[key]``, made by ``make()`` on first use; the ``keep`` most
-    recently used are kept (the ``*_launch`` functions of the front ends)."""
+def cached_launch(family: str, key, make, keep: int = 64):
+    """The prepared launch of ``family`` (a front end's name) for ``key``, made by ``make()`` on
+    first use; the ``keep`` most recently used of each family are kept (the ``*_launch``
+    functions of the front ends). Every family's cache lives here, beside the modules and
+    functions, so that one place holds what a process has prepared."""
+    cache = _launches.setdefault(family, OrderedDict())
     prepared = cache.get(key)
     if prepared is None:
         prepared = cache[key] = make()

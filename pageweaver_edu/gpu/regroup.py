@@ -10,8 +10,6 @@ capacity fallback is decided in the kernel.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import numpy as np
 
 from ..core.grouping import Grouping
@@ -176,9 +174,6 @@ def uniform_windows(wins: np.ndarray, chunks: np.ndarray, n: int, window: int) -
     return bool(np.array_equal(wins[:, :3], want))
 
 
-_launches: OrderedDict = OrderedDict()
-
-
 def regroup_launch(n, heads, k, grouping: Grouping, request_offsets=None, page_size=128,
                    variant=None) -> RegroupLaunch:
     """The cached :class:`RegroupLaunch` of these shapes, grouping and boundaries.
@@ -197,7 +192,7 @@ def regroup_launch(n, heads, k, grouping: Grouping, request_offsets=None, page_s
         See :func:`pick_variant`.
     """
     offsets = as_request_offsets(request_offsets, n)
-    return cached_launch(_launches, (n, heads, k, grouping, offsets.tobytes(), page_size, variant),
+    return cached_launch("regroup", (n, heads, k, grouping, offsets.tobytes(), page_size, variant),
                          lambda: RegroupLaunch(n, heads, k, grouping, offsets, page_size, variant))
 
 

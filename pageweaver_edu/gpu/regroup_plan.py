@@ -12,8 +12,6 @@ back. :func:`gpu_regroup_plan` returns a :class:`~.union_plan.GpuUnionPlan` with
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from ..core.grouping import Grouping
 from ..core.inputs import PageWeaverInputError, as_request_offsets
 from .loader import cached_launch, get_kernel
@@ -98,15 +96,12 @@ class RegroupPlanLaunch(RegroupLaunch):
                             self.n, row_capacity=self.capacity)
 
 
-_launches: OrderedDict = OrderedDict()
-
-
 def regroup_plan_launch(n, heads, k, grouping: Grouping, request_offsets=None,
                         page_size=128) -> RegroupPlanLaunch:
     """The cached :class:`RegroupPlanLaunch` of these shapes, grouping and boundaries (the 64
     most recently used are kept)."""
     offsets = as_request_offsets(request_offsets, n)
-    return cached_launch(_launches, (n, heads, k, grouping, offsets.tobytes(), page_size),
+    return cached_launch("regroup_plan", (n, heads, k, grouping, offsets.tobytes(), page_size),
                          lambda: RegroupPlanLaunch(n, heads, k, grouping, offsets, page_size))
 
 

@@ -10,8 +10,6 @@ table is uploaded once per shape).
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from ..core.inputs import PageWeaverInputError, as_permutation, as_request_offsets
 from .device import require_gpu
 from .loader import cached_launch, get_kernel, launch
@@ -100,9 +98,6 @@ class UnionPrepLaunch:
                             counts, self.group, self.heads, self.n)
 
 
-_launches: OrderedDict = OrderedDict()
-
-
 def union_prep_launch(n, heads, k, request_offsets=None, group=8) -> UnionPrepLaunch:
     """The cached :class:`UnionPrepLaunch` of these shapes, boundaries and g.
 
@@ -115,7 +110,7 @@ def union_prep_launch(n, heads, k, request_offsets=None, group=8) -> UnionPrepLa
         g.
     """
     offsets = as_request_offsets(request_offsets, n)
-    return cached_launch(_launches, (n, heads, k, offsets.tobytes(), group),
+    return cached_launch("union_prep", (n, heads, k, offsets.tobytes(), group),
                          lambda: UnionPrepLaunch(n, heads, k, offsets, group))
 
 

@@ -14,7 +14,7 @@ import pytest
 from pageweaver_edu import Grouping, PageWeaverInputError, greedy_regroup, prepare_unions
 from pageweaver_edu.gpu import UNION_KERNELS
 from pageweaver_edu.workloads import make_preset
-from tests.helpers.fake_gpu import cpu_tensors_as_cuda, install_fake_pycuda, launch_cache_modules
+from tests.helpers.fake_gpu import cpu_tensors_as_cuda, install_fake_pycuda
 
 torch = pytest.importorskip("torch")
 
@@ -225,23 +225,24 @@ def test_fused_plan_host_path(fake):
 
 
 def test_fake_launches_do_not_outlive_the_fake():
-    """Every prepared-launch cache is swapped while the fake is in: a fake launch left in one
-    (the fused plan's, say) would turn a later real call of the same shapes into a launch
-    that writes nothing, and its test would read whatever the buffers held before."""
+    """The prepared launches made while the fake is in go with it: a fake launch left in a
+    cache (the fused plan's, say) would turn a later real call of the same shapes into a
+    launch that writes nothing, and its test would read whatever the buffers held before."""
     import pageweaver_edu.gpu as g
+    from pageweaver_edu.gpu import loader
 
-    modules = launch_cache_modules()
-    assert {m.__name__.rsplit(".", 1)[1] for m in modules} >= {"regroup", "regroup_plan", "unions"}
-    before = [dict(m._launches) for m in modules]
+    real = loader._launches
+    before = {family: dict(cache) for family, cache in real.items()}
     topk = np.arange(64 * 4).reshape(64, 4) % 50
     with pytest.MonkeyPatch.context() as mp:
         install_fake_pycuda(mp)
         cpu_tensors_as_cuda(mp)
         g.gpu_greedy_regroup(topk, Grouping(64))
         g.gpu_regroup_plan(topk, Grouping(64))
-        assert all(len(m._launches) == 1 for m in modules if m.__name__.endswith("regroup")
-                   or m.__name__.endswith("regroup_plan"))
-    assert [dict(m._launches) for m in modules] == before
+        assert {f: len(c) for f, c in loader._launches.items()} == {"regroup": 1,
+                                                                    "regroup_plan": 1}
+    assert loader._launches is real
+    assert {family: dict(cache) for family, cache in real.items()} == before
 
 
 def test_lazy_constants_match_the_kernel():

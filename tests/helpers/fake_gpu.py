@@ -41,8 +41,6 @@ def install_fake_pycuda(monkeypatch) -> list:
         The log: ``("compile", arch, code, options)``, ``("attr", name, attr, value)``,
         ``("prepare", name, format)``, ``("launch", name, grid, block, stream, args, smem)``.
     """
-    from collections import OrderedDict
-
     from pageweaver_edu.gpu import loader
 
     log = []
@@ -74,22 +72,8 @@ def install_fake_pycuda(monkeypatch) -> list:
     monkeypatch.setattr(loader, "_check_stream", lambda: None)
     monkeypatch.setattr(loader, "_modules", {})
     monkeypatch.setattr(loader, "_functions", {})
-    for module in launch_cache_modules():  # fresh caches in, the real ones back afterwards
-        monkeypatch.setattr(module, "_launches", OrderedDict())
+    monkeypatch.setattr(loader, "_launches", {})  # prepared launches hold fake functions
     return log
-
-
-def launch_cache_modules() -> list:
-    """Every module of :mod:`pageweaver_edu.gpu` with a prepared-launch cache ``_launches``:
-    a fake launch left in one would be found by a later real call of the same shapes."""
-    import importlib
-    import pkgutil
-
-    import pageweaver_edu.gpu as gpu
-
-    modules = [importlib.import_module(f"{gpu.__name__}.{info.name}")
-               for info in pkgutil.iter_modules(gpu.__path__)]
-    return [m for m in modules if hasattr(m, "_launches")]
 
 
 def cpu_tensors_as_cuda(monkeypatch) -> None:

@@ -435,15 +435,22 @@ __device__ __forceinline__ void load_column(const uint32_t* col, uint32_t (&x)[C
 }
 
 // Builds C_p and M for the window (one thread per query) and reports the capacity fallback.
-template <int W>
+// `while_loading()` runs in every thread while its ids are in flight (the fused plan's
+// barrier inits); NoWork for the regroup alone.
+struct NoWork {
+  __device__ __forceinline__ void operator()() const {}
+};
+template <int W, class WhileLoading = NoWork>
 __device__ __forceinline__ bool build_pairs(const Args& a, const int* rows, int start, int size,
-                                            PairsShared<W>& sm) {
+                                            PairsShared<W>& sm,
+                                            const WhileLoading& while_loading = WhileLoading()) {
   constexpr int CW = PairsShared<W>::CW;
   const int i = threadIdx.x;
   const bool present = i < size;
   int p[kPairSlots];
   load_own_ids(a, rows + i * a.k, present, p);
   const long long len = (a.lengths != nullptr && present) ? __ldg(a.lengths + start + i) : 0;
+  while_loading();
   {  // zero the columns (and the zero column) while the ids are in flight
     uint4* z = reinterpret_cast<uint4*>(sm.cols);
     for (int e = i; e < (kBitmapCapacity * CW + 4) / 4; e += W)
@@ -889,26 +896,27 @@ __device__ __forceinline__ void emit_plan(const Args& a, const PlanOut& pl, int4
 
 // While warp 0 runs the rounds, warps kFirstEmitter .. (warp 1 polls the chunk) emit each
 // group as soon as warp 0 has completed it. The handoff is one mbarrier per group of the
-// window, used once per launch (a CTA runs one window): warp 0's lane 0 stores π and then
-// arrives (release.cta) on the barriers of the groups that are now final; the emitter of
-// group j waits on barrier j (acquire.cta, phase 0). Barriers, unlike a polled flag, are what
-// compute-sanitizer's racecheck orders shared-memory accesses by. Only the last group's
-// emission is left after the rounds.
+// window, used once per launch (a CTA runs one window): lane 0 of warp 0 stores π, then every
+// lane of warp 0 arrives (release.cta) on the barrier of the group that is now final, so the
+// phase completes with lane 0's arrival after its stores; the emitter of group j waits on
+// barrier j (acquire.cta, phase 0). Barriers, unlike a polled flag, are what compute-sanitizer's
+// racecheck orders shared-memory accesses by. Only the last group's emission is left after
+// the rounds.
 constexpr int kFirstEmitter = 2;
+constexpr int kGroupDoneArrivals = 32;  // the lanes of warp 0
 struct GroupDone {
-  unsigned long long* bars;  // [groups of the window], one arrival each
+  unsigned long long* bars;  // [groups of the window], kGroupDoneArrivals arrivals each
   int group;                 // g
-  int* published;            // groups already arrived on (warp 0's count, lane 0 uses it)
+  int* published;            // groups already arrived on (warp 0's count, the same in every lane)
 
-  // π[0, slot) is final: arrive on every group barrier it completes (slot = size ends the
-  // window, its last group may be partial).
+  // π[0, slot) is final. Each call completes at most one group (the rounds publish every full
+  // group, the greedy's end the window's last, partial one), so the arrival is one predicated
+  // instruction in the rounds' code: no lane-0 branch and no division by g on their chain.
   __device__ __forceinline__ void operator()(int slot) const {
-    if ((threadIdx.x & 31) == 0) {
-      const int complete = (slot + group - 1) / group;
-      for (int j = *published; j < complete; ++j) {
-        pipeline::mbar_release<1>(pipeline::smem_addr(bars + j));
-      }
-      *published = complete;
+    const int j = *published;
+    if (j * group < slot) {
+      pipeline::mbar_release<1>(pipeline::smem_addr(bars + j));
+      *published = j + 1;
     }
   }
 };
@@ -935,12 +943,15 @@ __device__ __forceinline__ void regroup_plan_cta_pairs(const Args& a, const Plan
   __shared__ uint32_t emit_scratch[kEmitters > 0 ? kEmitters * unions::kWarpWords : 1];
   uint32_t* scratch = sm.pairs;  // M is no longer read once π is stored
   regroup_window<(W > 32 ? 1 : -1)>(a, sm.perm, cs, [&](const int* rows, int start, int size) {
-    if (kEmitters > 0 && threadIdx.x == 0) {  // published by the build's barriers
-      for (int j = 0; j < (size + a.group - 1) / a.group; ++j) {
-        pipeline::mbar_init(pipeline::smem_addr(group_done + j), 1);
+    // thread 0 inits the group barriers while its ids load (the build's barriers publish them)
+    auto init_group_done = [&]() {
+      if (kEmitters > 0 && threadIdx.x == 0) {
+        for (int j = 0; j < (size + a.group - 1) / a.group; ++j) {
+          pipeline::mbar_init(pipeline::smem_addr(group_done + j), kGroupDoneArrivals);
+        }
       }
-    }
-    return build_pairs<W>(a, rows, start, size, sm);
+    };
+    return build_pairs<W>(a, rows, start, size, sm, init_group_done);
   }, [&](int4 win) {
     if (threadIdx.x < 32) {
       if constexpr (kEmitters > 0) {

@@ -5,6 +5,8 @@
 * :data:`FUSED_PLAN` — chapter 05's live cell: ``regroup_plan_pairs_w<W>`` (π and the plan in
   one launch) checked against the CPU regroup and union preparation, timed beside the regroup
   alone; recorded: the FP8 benchmark's rows;
+* :func:`handoff_ab_table` — chapter 05: what the per-group handoff between the rounds' warp
+  and the emitting warps costs, from the recorded A/B run of three builds;
 * :func:`online_waterfalls`, :func:`online_table` — chapter 08: C_online of the fastest
   kernel with the two launches of regroup and preparation and with the fused one, from one
   run per file.
@@ -19,7 +21,7 @@ from plotly.subplots import make_subplots
 from ..core.grouping import Grouping
 from ..core.union_plan import UnionPlan, prepare_unions
 from ..records import list_records, recorded_results
-from ..records.files import ROOT
+from ..records.files import ROOT, record_header
 from ..regroup.bitmap import greedy_regroup
 from ..workloads.presets import make_preset
 from .live import HEADER, LiveKernel, _row, cuda_capture
@@ -106,6 +108,30 @@ def _fused_live(records, windows=WINDOWS, preset: str = "cap64k", reps: int = 20
 #: ``reps``.
 FUSED_PLAN = LiveKernel("fused online regroup, kernels/regroup.cu (regroup_plan_pairs_w<W>)",
                         regroup_and_prepare, (FP8_STEM,), _fused_recorded, _fused_live)
+
+
+#: The A/B record of the fused W128 kernel's handoff (three builds, one run).
+HANDOFF_STEM = "regroup_plan_arrival_ab_h200"
+HANDOFF_BUILDS = {"old": "lane 0 loops over the barriers", "publish_only": "one predicated arrival",
+                  "shipped": "+ barrier inits while the ids load"}
+
+
+def handoff_ab_table(stem: str = HANDOFF_STEM) -> dict:
+    """Print the fused W128 kernel per build and preset (µs, median of the run's rounds) and
+    warp 0's rounds in SM cycles, beside the regroup alone, with the file's device, date and
+    commit; return ``{build: {preset: µs}}``."""
+    rec = recorded_results(stem)
+    runs = rec["results"]
+    presets = list(runs)
+    med = {b: {p: float(np.median(runs[p]["us"][b])) for p in presets}
+           for b in (*HANDOFF_BUILDS, "regroup_alone")}
+    print(record_header(rec))
+    print(f"{'build':36s}" + "".join(f"{p:>21s}" for p in presets) + f"{'rounds (cycles)':>17s}")
+    for b, label in (*HANDOFF_BUILDS.items(), ("regroup_alone", "regroup alone (no plan)")):
+        cycles = runs[presets[0]]["phases"].get(b, {}).get("rounds")
+        print(f"{label:36s}" + "".join(f"{med[b][p]:>18.2f} µs" for p in presets)
+              + (f"{cycles:>17,}" if cycles else f"{'–':>17s}"))
+    return med
 
 
 def fused_records(root: str = str(ROOT)) -> list[dict]:

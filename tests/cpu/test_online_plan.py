@@ -105,3 +105,22 @@ def test_recorded_fused_rows_print_dashes_when_missing(capsys):
     assert got["gpu_regroup_plan_w128"] == 20.5
     got = online_plan._fused_recorded({online_plan.FP8_STEM: {"results": []}})
     assert got == {} and "gpu_regroup_plan_w64" in capsys.readouterr().out
+
+
+def test_handoff_table_medians_and_rounds(monkeypatch, capsys):
+    def run(us_old, us_new):
+        return {"us": {"old": us_old, "publish_only": us_new, "shipped": us_new,
+                       "regroup_alone": [16.0, 16.5, 16.2]},
+                "phases": {"old": {"rounds": 22000}, "shipped": {"rounds": 19600}}}
+    rec = {"device": "NVIDIA H200", "date": "2026-12-04", "commit": "abc1234",
+           "results": {"cap64k": run([19.3, 19.1, 19.2], [18.0, 18.2, 17.9]),
+                       "interleaved-64k": run([19.0, 19.0, 19.4], [17.9, 17.9, 17.9])}}
+    monkeypatch.setattr(online_plan, "recorded_results", lambda stem: rec)
+    med = online_plan.handoff_ab_table()
+    assert med["old"] == {"cap64k": 19.2, "interleaved-64k": 19.0}
+    assert med["shipped"]["cap64k"] == 18.0 and med["regroup_alone"]["cap64k"] == 16.2
+    out = capsys.readouterr().out.splitlines()
+    assert "commit abc1234" in out[0] and "interleaved-64k" in out[1]
+    assert out[2].startswith("lane 0 loops") and out[2].endswith("22,000")
+    assert out[3].endswith("–") and out[4].endswith("19,600")  # no clocks for that build
+    assert len(out) == 6

@@ -112,8 +112,9 @@ FUSED_PLAN = LiveKernel("fused online regroup, kernels/regroup.cu (regroup_plan_
 
 #: The A/B record of the fused W128 kernel's handoff (three builds, one run).
 HANDOFF_STEM = "regroup_plan_arrival_ab_h200"
-HANDOFF_BUILDS = {"old": "lane 0 loops over the barriers", "publish_only": "one predicated arrival",
-                  "shipped": "+ barrier inits while the ids load"}
+HANDOFF_ROWS = {"old": "lane 0 loops over the barriers", "publish_only": "one predicated arrival",
+                "shipped": "+ barrier inits while the ids load",
+                "regroup_alone": "regroup alone (no plan)"}
 
 
 def handoff_ab_table(stem: str = HANDOFF_STEM) -> dict:
@@ -123,14 +124,13 @@ def handoff_ab_table(stem: str = HANDOFF_STEM) -> dict:
     rec = recorded_results(stem)
     runs = rec["results"]
     presets = list(runs)
-    med = {b: {p: float(np.median(runs[p]["us"][b])) for p in presets}
-           for b in (*HANDOFF_BUILDS, "regroup_alone")}
+    med = {b: {p: float(np.median(runs[p]["us"][b])) for p in presets} for b in HANDOFF_ROWS}
     print(record_header(rec))
     print(f"{'build':36s}" + "".join(f"{p:>21s}" for p in presets) + f"{'rounds (cycles)':>17s}")
-    for b, label in (*HANDOFF_BUILDS.items(), ("regroup_alone", "regroup alone (no plan)")):
+    for b, label in HANDOFF_ROWS.items():
         cycles = runs[presets[0]]["phases"].get(b, {}).get("rounds")
         print(f"{label:36s}" + "".join(f"{med[b][p]:>18.2f} µs" for p in presets)
-              + (f"{cycles:>17,}" if cycles else f"{'–':>17s}"))
+              + (f"{cycles:>17,}" if cycles is not None else f"{'–':>17s}"))
     return med
 
 

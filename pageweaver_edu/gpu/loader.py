@@ -10,23 +10,17 @@ target is the right one). A kernel that needs more names it: ``union8.cu`` passe
 ``arch="compute_90a", code="sm_90a"`` (multicast bulk copies) and a ``-D`` option.
 
 Launches go to torch's current stream, whatever stream the caller is on, with no host
-synchronisation (:func:`stream_scope`). PyCUDA 2026.1 launches only on a stream it created
-itself (``Function._launch_kernel`` takes a ``pycuda.driver.Stream`` or None, and a ``Stream``
-cannot wrap a foreign handle; ``Function`` exposes no ``CUfunction`` for a launch through the
-driver API by hand). So a PyCUDA stream is paired with each torch stream the kernels are called
-on and shared with torch through ``torch.cuda.ExternalStream``: the pair is forked from the
-caller's stream and joined back with one event each way (``wait_stream``), which CUDA-graph
-capture records as graph edges. On torch's default (legacy) stream a launch goes there
-directly. ``launch(..., shared_size=)`` passes a dynamic shared-memory size; a
-kernel that needs more than 48 KiB of it is prepared with ``get_kernel(...,
-max_dynamic_shared=)``, which raises the function's limit once. Every launch is checked: a
-failed ``cuLaunchKernel`` raises :class:`GPULaunchError` naming the kernel, and with
-``PAGEWEAVER_GPU_SYNC=1`` each launch outside a graph capture is also synchronised so that a
-fault inside the kernel is reported against the kernel that caused it.
-``PAGEWEAVER_WAIT_TIMEOUT_NS=<ns>`` compiles every kernel with that bound for the
-FP8 kernels' mbarrier waits (``PW_WAIT_TIMEOUT_NS``, 10 s by default): a run under
-compute-sanitizer, whose instrumentation slows every wait, raises it so that a slow wait is not
-taken for a protocol error.
+synchronisation (:func:`.streams.stream_scope`: PyCUDA launches on a PyCUDA stream paired with
+torch's, forked and joined with one event each way; directly on the legacy default stream).
+``launch(..., shared_size=)`` passes a dynamic shared-memory size; a kernel that needs more
+than 48 KiB of it is prepared with ``get_kernel(..., max_dynamic_shared=)``, which raises the
+function's limit once. Every launch is checked: a failed ``cuLaunchKernel`` raises
+:class:`GPULaunchError` naming the kernel, and with ``PAGEWEAVER_GPU_SYNC=1`` each launch
+outside a graph capture is also synchronised so that a fault inside the kernel is reported
+against the kernel that caused it. ``PAGEWEAVER_WAIT_TIMEOUT_NS=<ns>`` compiles every kernel
+with that bound for the FP8 kernels' mbarrier waits (``PW_WAIT_TIMEOUT_NS``, 10 s by default):
+a run under compute-sanitizer, whose instrumentation slows every wait, raises it so that a slow
+wait is not taken for a protocol error.
 """
 
 from __future__ import annotations
@@ -34,12 +28,13 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from importlib import resources
 from pathlib import Path
 
 from ..core.inputs import PageWeaverInputError
 from .device import ensure_context, require_gpu
+from .streams import capturing, ensure_spare, stream_scope
 
 ENV_SYNC = "PAGEWEAVER_GPU_SYNC"
 ENV_WAIT_TIMEOUT = "PAGEWEAVER_WAIT_TIMEOUT_NS"
@@ -49,9 +44,6 @@ _lock = threading.Lock()
 _modules: dict[tuple, object] = {}
 _functions: dict[tuple, object] = {}
 _launches: dict[str, OrderedDict] = {}  # family -> key -> prepared launch (cached_launch)
-_paired: dict[int, tuple] = {}  # torch stream handle -> (PyCUDA stream, its torch ExternalStream)
-_own: dict[int, object] = {}  # handle of a PyCUDA stream of _paired -> that stream
-NON_BLOCKING = 1  # CU_STREAM_NON_BLOCKING: no implicit order with the legacy default stream
 _files = ExitStack()
 
 
@@ -164,73 +156,17 @@ def get_kernel(filename: str, name: str, arg_format: str, *, arch: str | None = 
     key = (filename, name, arch, code, options, wait_bound_options(), max_dynamic_shared)
     func = _functions.get(key)
     if func is None:
+        import pycuda.driver as drv
+
         func = load_module(filename, arch, code, options).get_function(name)
         if max_dynamic_shared:
-            import pycuda.driver as drv
-
             func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                max_dynamic_shared)
         func.prepare(arg_format)
         func.pw_name = name
         _functions[key] = func
+        ensure_spare()  # kernels are prepared outside captures: so is the first spare stream
     return func
-
-
-def _pair(caller):
-    """The PyCUDA stream paired with the torch stream ``caller`` (made on first use) and its
-    ``torch.cuda.ExternalStream``."""
-    import pycuda.driver as drv
-    import torch
-
-    pair = _paired.get(caller.cuda_stream)
-    if pair is None:
-        stream = drv.Stream(NON_BLOCKING)
-        pair = (stream, torch.cuda.ExternalStream(stream.handle, device=caller.device))
-        _paired[caller.cuda_stream] = pair
-        _own[stream.handle] = stream
-    return pair
-
-
-@contextmanager
-def stream_scope():
-    """Run a block of launches (and torch ops) in order on torch's current stream.
-
-    Yields the PyCUDA stream to launch on: None (the legacy default stream) when torch's
-    current stream is the default one; the current stream itself when it is already a paired
-    PyCUDA stream (an enclosing scope); else the PyCUDA stream paired with the caller's
-    stream, which waits for the caller's work first and which torch uses as its current stream
-    inside the block, and which the caller's stream waits for at the end. No host
-    synchronisation; under ``torch.cuda.graph`` the two waits become edges of the graph.
-
-    Notes
-    -----
-    Warm up on the stream you capture on (``torch.cuda.graph(g, stream=s)`` after eager calls
-    on ``s``), as every capture needs: kernels compile and the pair is made outside the
-    capture. One paired stream per caller stream keeps the work of two caller streams apart.
-    """
-    import torch
-
-    caller = torch.cuda.current_stream()
-    if caller.cuda_stream == 0:
-        yield None
-        return
-    own = _own.get(caller.cuda_stream)
-    if own is not None:
-        yield own
-        return
-    stream, external = _pair(caller)
-    external.wait_stream(caller)
-    try:
-        with torch.cuda.stream(external):
-            yield stream
-    finally:
-        caller.wait_stream(external)
-
-
-def _capturing() -> bool:
-    import torch
-
-    return torch.cuda.is_current_stream_capturing()
 
 
 def launch(func, grid: tuple[int, ...], block: tuple[int, int, int], *args,
@@ -258,7 +194,7 @@ def launch(func, grid: tuple[int, ...], block: tuple[int, int, int], *args,
     with stream_scope() as stream:
         try:
             func.prepared_async_call(grid, block, stream, *args, shared_size=shared_size)
-            if os.environ.get(ENV_SYNC, "") == "1" and not _capturing():
+            if os.environ.get(ENV_SYNC, "") == "1" and not capturing():
                 drv.Context.synchronize()
         except drv.Error as exc:
             raise GPULaunchError(

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from ..core.grouping import Grouping
 from ..core.inputs import PageWeaverInputError
-from . import loader
 from .bf16_tiles import Bf16HalfPages
 from .device import require_gpu
 from .fp8_tiles import Fp8Cache
+from .loader import stream_scope
 from .regroup_plan import regroup_plan_launch
 from .union8ws import Bf16WsUnionAttention, Fp8WsUnionAttention
 from .union_attention import PAGE, check_operand
@@ -85,7 +85,7 @@ def sparse_union_attention(q, cache, topk, positions, lengths, *, window: int | 
         raise PageWeaverInputError(
             "cache must be an Fp8Cache (fp8_cache_from_bf16) or Bf16HalfPages (bf16_half_pages),"
             f" got {type(cache).__name__}")
-    with loader.stream_scope():
+    with stream_scope():
         if window is None:
             identity = torch.arange(n, dtype=torch.int32, device=ids.device).repeat(heads, 1)
             plan = union_prep_launch(n, heads, k, request_offsets, 8).run(ids, identity)

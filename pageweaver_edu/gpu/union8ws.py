@@ -80,14 +80,16 @@ class _Persistent:
         the registers the entry is launched with cover the split (:func:`min_entry_registers`):
         a short pool would leave the consumers' ``setmaxnreg.inc`` waiting forever."""
         func, smem = super().kernel(group, slots, options)
-        import pycuda.driver as drv
+        if not getattr(func, "pw_split_checked", False):
+            import pycuda.driver as drv
 
-        regs = func.get_attribute(drv.function_attribute.NUM_REGS)
-        if regs < min_entry_registers():
-            raise GPULaunchError(
-                f"{func.pw_name} was built with {regs} registers per thread; the producer / "
-                f"consumer split ({PRODUCER_REGS} / {CONSUMER_REGS}) needs "
-                f"{min_entry_registers()}")
+            regs = func.get_attribute(drv.function_attribute.NUM_REGS)
+            if regs < min_entry_registers():
+                raise GPULaunchError(
+                    f"{func.pw_name} was built with {regs} registers per thread; the producer"
+                    f" / consumer split ({PRODUCER_REGS} / {CONSUMER_REGS}) needs "
+                    f"{min_entry_registers()}")
+            func.pw_split_checked = True
         return func, smem
 
     def _start_counter(self) -> None:

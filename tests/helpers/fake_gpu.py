@@ -48,7 +48,7 @@ def install_fake_pycuda(monkeypatch) -> list:
         ``("memset", address, value, words, stream)``. Launches see the stream None (torch's
         default stream).
     """
-    from pageweaver_edu.gpu import loader
+    from pageweaver_edu.gpu import loader, serving, streams
 
     log = []
 
@@ -66,6 +66,7 @@ def install_fake_pycuda(monkeypatch) -> list:
     drv = types.SimpleNamespace(
         Error=RuntimeError, CompileError=RuntimeError,
         memset_d32_async=lambda *args: log.append(("memset", *args)),
+        Stream=lambda flags=0: types.SimpleNamespace(handle=0, flags=flags),
         function_attribute=types.SimpleNamespace(MAX_DYNAMIC_SHARED_SIZE_BYTES="MAXDYN",
                                                  NUM_REGS="NUM_REGS"),
         device_attribute=types.SimpleNamespace(MULTIPROCESSOR_COUNT="SMS"),
@@ -83,9 +84,13 @@ def install_fake_pycuda(monkeypatch) -> list:
     monkeypatch.setattr(loader, "require_gpu", lambda: None)
     monkeypatch.setattr(loader, "ensure_context", lambda: None)
     monkeypatch.setattr(loader, "stream_scope", default_stream)
+    monkeypatch.setattr(serving, "stream_scope", default_stream)
     monkeypatch.setattr(loader, "_modules", {})
     monkeypatch.setattr(loader, "_functions", {})
     monkeypatch.setattr(loader, "_launches", {})  # prepared launches hold fake functions
+    for name in ("_paired", "_own"):  # streams made under the fake go with it
+        monkeypatch.setattr(streams, name, {})
+    monkeypatch.setattr(streams, "_spare", [])
     return log
 
 

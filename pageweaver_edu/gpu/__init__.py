@@ -18,7 +18,7 @@ reason) on a CPU-only machine.
   Union8 on torch's current stream, CUDA-graph capturable.
 
 Every launch goes to torch's current stream with no host synchronisation
-(:func:`.loader.stream_scope`).
+(:func:`.streams.stream_scope`).
 """
 
 from .bf16_tiles import Bf16HalfPages, bf16_half_pages

@@ -37,9 +37,10 @@
 // intra-warpgroup overlap: the next page's QK and this page's PV are in flight while the CUDA
 // cores run the next page's softmax (PW_WS_OVERLAP).
 //
-// Every CTA's scheduler claims groups until its claim is past the end, so a launch adds exactly
-// H*G + gridDim.x to the counter: the launcher passes the value the counter had before the
-// launch (counter_base) and never resets it.
+// Every CTA's scheduler claims groups until its claim is past the end, so a launch makes exactly
+// H*G + gridDim.x claims, numbered 0 .. H*G + gridDim.x - 1 from a counter that starts at 0. The
+// scheduler that draws the last number knows every other claim is made: it sets the counter
+// back to 0 for the next launch (no value kept on the host, so graph replays see 0 too).
 // Every mbarrier wait is bounded (PW_WAIT_TIMEOUT_NS): a protocol bug faults the launch instead
 // of hanging the device.
 #include "cluster_pipeline.cuh"
@@ -104,11 +105,10 @@ struct Args {
   __nv_bfloat16* __restrict__ o;        // [N, H*16, 128] bf16
   const float* __restrict__ k_scale;    // [H]
   const float* __restrict__ v_scale;    // [H]
-  unsigned long long* counter;          // the group counter (never reset, see the header)
-  unsigned long long counter_base;      // the counter's value before this launch
+  unsigned long long* counter;          // the group counter: 0 between launches (see the header)
   UnionPlanArgs plan;
 };
-static_assert(sizeof(Args) == 152 && offsetof(Args, plan) == 64,
+static_assert(sizeof(Args) == 144 && offsetof(Args, plan) == 56,
               "the packed host buffer (ARG_FORMAT of the union8ws front end)");
 
 // A group's header (written by the scheduler), 80 bytes, two of them, int32 fields:
@@ -167,7 +167,13 @@ __device__ __forceinline__ void schedule(const Args& a, uint32_t base, int lane)
     const uint32_t h = base + kHeaderOffset + b * kHeaderBytes;
     if (j >= 2) mbar_wait(base + kHFree + 8 * b, ((j >> 1) - 1) & 1);  // header j-2 read
     unsigned long long claim = 0;
-    if (lane == 0) claim = atomicAdd(a.counter, 1ull) - a.counter_base;
+    if (lane == 0) {
+      claim = atomicAdd(a.counter, 1ull);
+      // The launch's last claim: no CTA touches the counter after it.
+      if (claim == static_cast<unsigned long long>(total) + gridDim.x - 1) {
+        atomicExch(a.counter, 0ull);
+      }
+    }
     claim = __shfl_sync(0xffffffffu, claim, 0);
     if (claim >= static_cast<unsigned long long>(total)) {
       if (lane == 0) sts(h + kHWork, -1);

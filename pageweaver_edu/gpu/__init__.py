@@ -14,6 +14,11 @@ reason) on a CPU-only machine.
   kernels (``kernels/union8.cu``, ``kernels/union8_fp8.cu``);
   :class:`Bf16WsUnionAttention`, :class:`Fp8WsUnionAttention` — the warp-specialized Union8
   (``kernels/union8ws.cu``); :data:`UNION_KERNELS` lists every Union kernel front end.
+- :func:`sparse_union_attention` — the call for serving code: fused plan + warp-specialized
+  Union8 on torch's current stream, CUDA-graph capturable.
+
+Every launch goes to torch's current stream with no host synchronisation
+(:func:`.streams.stream_scope`).
 """
 
 from .bf16_tiles import Bf16HalfPages, bf16_half_pages
@@ -28,6 +33,7 @@ from .fp8_tiles import Fp8Cache, fp8_cache_from_bf16, fp8_cache_from_kv
 from .loader import GPULaunchError, kernel_dir, kernel_sources
 from .regroup import VARIANTS, RegroupLaunch, gpu_greedy_regroup, pick_variant, regroup_launch
 from .regroup_plan import RegroupPlanLaunch, gpu_regroup_plan, regroup_plan_launch
+from .serving import sparse_union_attention
 from .union8 import Bf16UnionAttention
 from .union8_fp8 import Fp8UnionAttention
 from .union8ws import Bf16WsUnionAttention, Fp8WsUnionAttention
@@ -72,5 +78,6 @@ __all__ = [
     "regroup_launch",
     "regroup_plan_launch",
     "require_gpu",
+    "sparse_union_attention",
     "union_prep_launch",
 ]

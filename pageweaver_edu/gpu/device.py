@@ -2,7 +2,7 @@
 
 The GPU path needs three things: PyCUDA importable (it compiles and launches ``kernels/*.cu``),
 a CUDA device visible to the driver, and PyTorch with CUDA (launches take torch CUDA tensors
-and run on torch's default stream). Importing this module — or the package — never touches
+and run on torch's current stream). Importing this module — or the package — never touches
 the GPU: the probe runs on first use, never imports ``pycuda.autoinit`` and creates no
 context. :func:`ensure_context` makes the device's *primary* context current (the one PyTorch
 uses too) through ``pycuda.autoprimaryctx``, only when a kernel is about to be loaded.

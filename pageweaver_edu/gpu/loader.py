@@ -9,17 +9,18 @@ H200: the regroup and union-preparation kernels use no ``sm_90a``-only instructi
 target is the right one). A kernel that needs more names it: ``union8.cu`` passes
 ``arch="compute_90a", code="sm_90a"`` (multicast bulk copies) and a ``-D`` option.
 
-Launches go to the legacy default stream, which is PyTorch's default stream too, so they are
-ordered after the torch ops that produced their inputs without any host synchronisation.
+Launches go to torch's current stream, whatever stream the caller is on, with no host
+synchronisation (:func:`.streams.stream_scope`: PyCUDA launches on a PyCUDA stream paired with
+torch's, forked and joined with one event each way; directly on the legacy default stream).
 ``launch(..., shared_size=)`` passes a dynamic shared-memory size; a kernel that needs more
 than 48 KiB of it is prepared with ``get_kernel(..., max_dynamic_shared=)``, which raises the
 function's limit once. Every launch is checked: a failed ``cuLaunchKernel`` raises
-:class:`GPULaunchError` naming the kernel, and with ``PAGEWEAVER_GPU_SYNC=1`` each launch is
-also synchronised so that a fault inside the kernel is reported against the kernel that
-caused it. ``PAGEWEAVER_WAIT_TIMEOUT_NS=<ns>`` compiles every kernel with that bound for the
-FP8 kernels' mbarrier waits (``PW_WAIT_TIMEOUT_NS``, 10 s by default): a run under
-compute-sanitizer, whose instrumentation slows every wait, raises it so that a slow wait is not
-taken for a protocol error.
+:class:`GPULaunchError` naming the kernel, and with ``PAGEWEAVER_GPU_SYNC=1`` each launch
+outside a graph capture is also synchronised so that a fault inside the kernel is reported
+against the kernel that caused it. ``PAGEWEAVER_WAIT_TIMEOUT_NS=<ns>`` compiles every kernel
+with that bound for the FP8 kernels' mbarrier waits (``PW_WAIT_TIMEOUT_NS``, 10 s by default):
+a run under compute-sanitizer, whose instrumentation slows every wait, raises it so that a slow
+wait is not taken for a protocol error.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from pathlib import Path
 
 from ..core.inputs import PageWeaverInputError
 from .device import ensure_context, require_gpu
+from .streams import capturing, ensure_spare, stream_scope
 
 ENV_SYNC = "PAGEWEAVER_GPU_SYNC"
 ENV_WAIT_TIMEOUT = "PAGEWEAVER_WAIT_TIMEOUT_NS"
@@ -154,29 +156,23 @@ def get_kernel(filename: str, name: str, arg_format: str, *, arch: str | None = 
     key = (filename, name, arch, code, options, wait_bound_options(), max_dynamic_shared)
     func = _functions.get(key)
     if func is None:
+        import pycuda.driver as drv
+
         func = load_module(filename, arch, code, options).get_function(name)
         if max_dynamic_shared:
-            import pycuda.driver as drv
-
             func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                max_dynamic_shared)
         func.prepare(arg_format)
         func.pw_name = name
         _functions[key] = func
+        ensure_spare()  # kernels are prepared outside captures: so is the first spare stream
     return func
-
-
-def _check_stream() -> None:
-    import torch
-
-    if torch.cuda.current_stream().cuda_stream != 0:
-        # PyCUDA cannot launch on a foreign stream handle: order by a (rare) host wait.
-        torch.cuda.current_stream().synchronize()
 
 
 def launch(func, grid: tuple[int, ...], block: tuple[int, int, int], *args,
            shared_size: int = 0) -> None:
-    """Launch a prepared kernel on the default stream and check the launch.
+    """Launch a prepared kernel on torch's current stream (:func:`stream_scope`) and check the
+    launch.
 
     Parameters
     ----------
@@ -195,13 +191,24 @@ def launch(func, grid: tuple[int, ...], block: tuple[int, int, int], *args,
 
     if min(grid) <= 0:
         return
-    _check_stream()
-    try:
-        func.prepared_async_call(grid, block, None, *args, shared_size=shared_size)
-        if os.environ.get(ENV_SYNC, "") == "1":
-            drv.Context.synchronize()
-    except drv.Error as exc:
-        raise GPULaunchError(f"kernel {func.pw_name} grid={grid} block={block}: {exc}") from exc
+    with stream_scope() as stream:
+        try:
+            func.prepared_async_call(grid, block, stream, *args, shared_size=shared_size)
+            if os.environ.get(ENV_SYNC, "") == "1" and not capturing():
+                drv.Context.synchronize()
+        except drv.Error as exc:
+            raise GPULaunchError(
+                f"kernel {func.pw_name} grid={grid} block={block}: {exc}") from exc
+
+
+def zero_async(tensor) -> None:
+    """Zero a CUDA tensor of a whole number of 32-bit words on torch's current stream (a
+    memset node when captured)."""
+    import pycuda.driver as drv
+
+    words = tensor.numel() * tensor.element_size() // 4
+    with stream_scope() as stream:
+        drv.memset_d32_async(tensor.data_ptr(), 0, words, stream)
 
 
 def multiprocessors() -> int:

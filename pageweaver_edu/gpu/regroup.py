@@ -3,9 +3,11 @@
 :func:`gpu_greedy_regroup` has the signature of
 :func:`pageweaver_edu.regroup.bitmap.greedy_regroup` and returns π as an int32 torch tensor on
 the GPU. A ``[H, N, K]`` input regroups H KV heads (each its own Top-K) in one launch.
-The launch needs no host synchronisation: window and chunk tables depend only on the shape
-and the boundaries and are cached with the prepared launch (:class:`RegroupLaunch`); the
-capacity fallback is decided in the kernel.
+The launch needs no host synchronisation and keeps no host state that changes from launch to
+launch, so it can be captured in a CUDA graph and replayed: window and chunk tables depend only
+on the shape and the boundaries and are cached with the prepared launch
+(:class:`RegroupLaunch`); the capacity fallback is decided in the kernel, and the words its
+windows meet in are zeroed on the launch's stream before each launch.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 from ..core.grouping import Grouping
 from ..core.inputs import PageWeaverInputError, as_positions, as_request_offsets, positive_int
 from .device import require_gpu
-from .loader import cached_launch, get_kernel, launch
+from .loader import cached_launch, get_kernel, launch, zero_async
 from .tables import MAX_CAPACITY, MAX_WINDOW, regroup_tables
 from .tensors import cuda_ids
 
@@ -110,12 +112,14 @@ class RegroupLaunch:
         # One chunk cut into W-row windows (the common case): the kernel computes its window
         # from blockIdx and reads no table, which saves a dependent global load.
         self.uniform = grouping.window if uniform_windows(wins, chunks, n, grouping.window) else 0
-        # The capacity-fallback handshake: uint64 (arrived | flagged << 32, finished) per
-        # (launch parity, head, chunk). Launch e uses parity e % 2 and zeroes the other
-        # parity's words for launch e + 1 (one prepared launch per stream).
+        # The capacity-fallback handshake of a multi-window chunk: uint64 (arrived | flagged
+        # << 32, finished) per (head, chunk), zeroed on the stream before every launch (a
+        # memset node in a captured graph), so a launch never depends on what an earlier one
+        # left. The kernel's launch parity stays 0: the words of parity 1, which its chunks'
+        # first windows clear, are only written.
         self.scratch = torch.zeros(max(1, 4 * heads * len(chunks)), dtype=torch.int64,
                                    device="cuda")
-        self.launches = 0
+        self.handshake = bool(len(chunks)) and int(chunks[:, 2].max()) > 1
         self.func = get_kernel("regroup.cu", "regroup_" + self.variant, ARG_FORMAT,
                                options=tuple(options))
 
@@ -141,16 +145,17 @@ class RegroupLaunch:
 
     def launch_regroup(self, topk32, lengths64, perm, *extra) -> None:
         """One launch of ``self.func`` with the regroup's arguments (:data:`ARG_FORMAT`), then
-        ``extra`` (a fused kernel's own); every launch flips the scratch parity."""
+        ``extra`` (a fused kernel's own), after zeroing the chunks' handshake words."""
         g = self.grouping
+        if self.handshake:
+            zero_async(self.scratch[:2 * self.heads * self.num_chunks])
         launch(
             self.func, (self.num_windows, self.heads), (self.threads, 1, 1),
             topk32.data_ptr(), 0 if lengths64 is None else lengths64.data_ptr(),
             self.windows.data_ptr(), self.chunks.data_ptr(), perm.data_ptr(),
             self.scratch.data_ptr(), g.capacity * self.page_size, self.n, self.k,
-            self.num_chunks, g.group, g.capacity, self.uniform, self.launches & 1, *extra,
+            self.num_chunks, g.group, g.capacity, self.uniform, 0, *extra,
         )
-        self.launches += 1
 
 
 def uniform_windows(wins: np.ndarray, chunks: np.ndarray, n: int, window: int) -> bool:

@@ -9,7 +9,7 @@ and of V as 8-token blocks with 16 bytes of padding each (docs/definitions.md#sl
 from __future__ import annotations
 
 from ..core.inputs import PageWeaverInputError
-from .union_attention import DIM, PAGE, UnionAttention, UnionEntry
+from .union_attention import DIM, PAGE, UnionAttention, UnionEntry, check_operand
 
 STAGE = 64  # tokens per KV stage (half a page): one slot holds a stage of K and of V
 BLOCK_STRIDE = 8 * DIM * 2 + 16  # 8-token K/V copy block + 16 B padding in shared memory
@@ -45,9 +45,8 @@ class Bf16UnionAttention(UnionAttention):
         if k.shape != v.shape or tuple(k.shape[2:]) != (PAGE, DIM):
             raise PageWeaverInputError(
                 f"need k/v [pages, H, 128, 128]; got {tuple(k.shape)}, {tuple(v.shape)}")
-        for name, x in (("k", k), ("v", v)):
-            if x.dtype != torch.bfloat16 or not x.is_cuda or not x.is_contiguous():
-                raise PageWeaverInputError(f"{name} must be a contiguous bf16 CUDA tensor")
+        check_operand("k", k, torch.bfloat16)
+        check_operand("v", v, torch.bfloat16)
         self.k, self.v = k, v
         return int(k.shape[1]), int(k.shape[0])
 

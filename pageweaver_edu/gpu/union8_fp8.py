@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..core.inputs import PageWeaverInputError
 from .fp8_tiles import TILE_BYTES, Fp8Cache
-from .union_attention import UnionAttention, UnionEntry
+from .union_attention import UnionAttention, UnionEntry, check_operand
 
 #: Timing-only builds of the FP8 kernels (``PW_ABLATE``; their outputs are meaningless):
 #: no softmax step, no products, neither, (cluster kernel only) every warp working on every
@@ -57,11 +57,11 @@ class Fp8UnionAttention(UnionAttention):
         import torch
 
         for name, x in (("k_tiles", kv.k_tiles), ("vt_tiles", kv.vt_tiles)):
-            if (x.dtype != torch.uint8 or not x.is_cuda or not x.is_contiguous()
-                    or x.data_ptr() % 16 or tuple(x.shape[1:]) != (kv.heads, TILE_BYTES)):
+            check_operand(name, x, torch.uint8)
+            if tuple(x.shape[1:]) != (kv.heads, TILE_BYTES) or x.shape != kv.k_tiles.shape:
                 raise PageWeaverInputError(
-                    f"{name} must be contiguous 16-byte aligned uint8 [pages, H, 16384] on the "
-                    "GPU (pack_tiles)")
+                    f"{name} must be uint8 [pages, H, 16384] (pack_tiles), got "
+                    f"{tuple(x.shape)}")
         self.cache = kv
         return kv.heads, kv.pages
 

@@ -10,8 +10,11 @@ stage (docs/definitions.md#warp-specialized-union8). Inputs as for the cluster k
 * :class:`Bf16WsUnionAttention` — BF16 ``(k, v)``, packed once into half-page tiles
   (:func:`~.bf16_tiles.bf16_half_pages`); BF16 products accumulated in FP32.
 
-The CTAs take groups from a group counter held by the launch object and never reset: each
-launch passes the counter's value before it, and adds H*G + CTAs to it.
+The CTAs take groups from a group counter held by the launch object (one int64 on the
+device). Every CTA claims once past the last group, so the launch's last claim is known on the
+device; the CTA that makes it sets the counter back to 0 for the next launch. No host state
+follows the counter, so launches, graph replays and a captured-but-never-replayed launch all
+leave it right.
 """
 
 from __future__ import annotations
@@ -20,10 +23,10 @@ from ..core.inputs import PageWeaverInputError
 from ..replay.fp8 import P_SCALE_LOG2
 from .bf16_tiles import Bf16HalfPages, bf16_half_pages
 from .fp8_tiles import TILE_BYTES, Fp8Cache
-from .loader import multiprocessors
+from .loader import GPULaunchError, multiprocessors
 from .union8 import Bf16UnionAttention
 from .union8_fp8 import Fp8UnionAttention, ablation_option
-from .union_attention import DIM, HEADS, UnionEntry
+from .union_attention import DIM, HEADS, UnionEntry, check_operand
 from .union_plan import GpuUnionPlan
 
 SLOTS = 6  # ring stages: 6 x 32 KiB + two 16 KiB Q tiles fit the 227 KiB of an H200 SM
@@ -33,6 +36,16 @@ Q_TILE_BYTES = 4 * HEADS * DIM * 2  # one consumer's 4 queries x 16 heads x 128 
 LAZY_SHIFT, LAZY_TAU = 6, 2.0
 #: Timing-only builds of the FP8 kernel (``PW_ABLATE``): the step table's ablations.
 ABLATIONS = ("full", "no_softmax", "no_mma", "ring_only", "no_copies")
+#: The register split (``kProducerRegs``, ``kConsumerRegs`` in union8ws.cu): the producer
+#: warpgroup (128 threads) gives registers back, the two consumer warpgroups (256) take them.
+PRODUCER_REGS, CONSUMER_REGS = 24, 240
+
+
+def min_entry_registers() -> int:
+    """The fewest registers per thread the entry may be launched with: the 128 producer
+    threads' release must cover the 256 consumer threads' increase,
+    ``128 (R - 24) >= 256 (240 - R)``, i.e. R >= 168."""
+    return -(-(128 * PRODUCER_REGS + 256 * CONSUMER_REGS) // 384)
 
 
 def emulation_options(tc_sum: bool = False, lazy: bool = False) -> dict:
@@ -61,20 +74,33 @@ class _Persistent:
         return (1024 + slots * 2 * TILE_BYTES + 2 * Q_TILE_BYTES + slots * 8 + 2 * 80
                 + 16 * slots + 32)
 
+    @classmethod
+    def kernel(cls, group: int, slots: int = SLOTS, options: tuple[str, ...] = ()):
+        """The cluster kernel's :meth:`~.union_attention.UnionAttention.kernel`, refused unless
+        the registers the entry is launched with cover the split (:func:`min_entry_registers`):
+        a short pool would leave the consumers' ``setmaxnreg.inc`` waiting forever."""
+        func, smem = super().kernel(group, slots, options)
+        if not getattr(func, "pw_split_checked", False):
+            import pycuda.driver as drv
+
+            regs = func.get_attribute(drv.function_attribute.NUM_REGS)
+            if regs < min_entry_registers():
+                raise GPULaunchError(
+                    f"{func.pw_name} was built with {regs} registers per thread; the producer"
+                    f" / consumer split ({PRODUCER_REGS} / {CONSUMER_REGS}) needs "
+                    f"{min_entry_registers()}")
+            func.pw_split_checked = True
+        return func, smem
+
     def _start_counter(self) -> None:
         import torch
 
         self.sms = multiprocessors()
         self.counter = torch.zeros(1, dtype=torch.int64, device=self.q.device)
-        self.issued = 0  # the counter's value before the next launch
 
     def launch_grid(self, plan: GpuUnionPlan) -> tuple[int, int]:
         """One CTA per SM (fewer when there are fewer groups)."""
         return max(1, min(self.sms, plan.num_groups * plan.heads)), 1
-
-    def launched(self, plan: GpuUnionPlan, grid: tuple[int, int]) -> None:
-        """Each CTA took every group it ran and made one claim past the end."""
-        self.issued += plan.num_groups * plan.heads + grid[0]
 
     def run(self, plan: GpuUnionPlan):
         """Launch over ``plan`` (g = 8) and return :attr:`out`; an empty plan launches nothing."""
@@ -100,7 +126,7 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
 
     source = "union8ws.cu"
     entries = {8: UnionEntry("union8ws_fp8", 1)}
-    operand_format = "PPPPPPP" + "Q"  # q, k, v^T, o, k scales, v scales, counter, counter base
+    operand_format = "PPPPPPP"  # q, k, v^T, o, k scales, v scales, group counter
 
     def __init__(self, q, kv: Fp8Cache, causal_pos=None, lengths=None, slots: int = SLOTS,
                  scale=None, out=None, ablate: str = "full", overlap: bool = True,
@@ -119,8 +145,8 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
         return emulation_options(self.tc_sum, self.lazy)
 
     def operands(self) -> tuple[int, ...]:
-        """The cluster kernel's six, then the group counter and its value before this launch."""
-        return (*super().operands(), self.counter.data_ptr(), self.issued)
+        """The cluster kernel's six, then the group counter."""
+        return (*super().operands(), self.counter.data_ptr())
 
 
 class Bf16WsUnionAttention(_Persistent, Bf16UnionAttention):
@@ -131,7 +157,7 @@ class Bf16WsUnionAttention(_Persistent, Bf16UnionAttention):
 
     source = "union8ws.cu"
     entries = {8: UnionEntry("union8ws_bf16", 1)}
-    operand_format = "PPPPPPP" + "Q"  # q, k tiles, v^T tiles, o, -, -, counter, counter base
+    operand_format = "PPPPPPP"  # q, k tiles, v^T tiles, o, -, -, group counter
 
     def __init__(self, q, kv, causal_pos=None, lengths=None, slots: int = SLOTS, scale=None,
                  out=None):
@@ -144,11 +170,19 @@ class Bf16WsUnionAttention(_Persistent, Bf16UnionAttention):
             super().bind(kv)
             kv = bf16_half_pages(self.k, self.v)
             del self.k, self.v
+        import torch
+
+        for name, x in (("k_tiles", kv.k_tiles), ("vt_tiles", kv.vt_tiles)):
+            check_operand(name, x, torch.uint8)
+            if tuple(x.shape[1:]) != (kv.heads, 2, TILE_BYTES) or x.shape != kv.k_tiles.shape:
+                raise PageWeaverInputError(
+                    f"{name} must be uint8 [pages, H, 2, 16384] (bf16_half_pages), got "
+                    f"{tuple(x.shape)}")
         self.cache = kv
         return kv.heads, kv.pages
 
     def operands(self) -> tuple[int, ...]:
-        """q, K tiles, V^T tiles, o, no scales, the group counter and its value."""
+        """q, K tiles, V^T tiles, o, no scales, the group counter."""
         c = self.cache
         return (self.q.data_ptr(), c.k_tiles.data_ptr(), c.vt_tiles.data_ptr(),
-                self.out.data_ptr(), 0, 0, self.counter.data_ptr(), self.issued)
+                self.out.data_ptr(), 0, 0, self.counter.data_ptr())

@@ -25,9 +25,30 @@ from .tensors import cuda_positions, pointer
 from .union_plan import GpuUnionPlan
 
 HEADS, DIM, PAGE = 16, 128, 128  # local Q heads per KV head, d, tokens per page P
+ALIGN = 16  # bytes: the bulk copies and vector loads / stores of q, the caches and o
 #: PyCUDA format of ``UnionPlanArgs``: perm, groups, page_offsets, page_counts, pages, masks,
 #: causal_pos, lengths, then N, G, H, pool pages, scale·log2(e) and a padding int (88 bytes).
 PLAN_FORMAT = "PPPPPPPP" + "iiiifi"
+
+
+def check_operand(name: str, x, dtype) -> None:
+    """Refuse (one line) a kernel operand that is not a contiguous CUDA tensor of ``dtype``
+    starting at a multiple of :data:`ALIGN` bytes (a view at an odd offset, say).
+
+    Parameters
+    ----------
+    name : str
+        The operand's name in the message.
+    x : torch.Tensor
+    dtype : torch.dtype
+    """
+    if x.dtype != dtype or not x.is_cuda or not x.is_contiguous():
+        raise PageWeaverInputError(f"{name} must be a contiguous {dtype} CUDA tensor, got "
+                                   f"{x.dtype} on {x.device}, contiguous={x.is_contiguous()}")
+    if x.data_ptr() % ALIGN:
+        raise PageWeaverInputError(
+            f"{name} starts at address {x.data_ptr():#x}, not a multiple of {ALIGN} bytes "
+            "(the kernels copy it in 16-byte units)")
 
 
 @dataclass(frozen=True)
@@ -125,8 +146,12 @@ class UnionAttention:
         if d != DIM or qh != HEADS * self.heads:
             raise PageWeaverInputError(
                 f"need q [N, H*16, 128] with H = {self.heads}; got {tuple(q.shape)}")
-        if q.dtype != torch.bfloat16 or not q.is_cuda or not q.is_contiguous():
-            raise PageWeaverInputError("q must be a contiguous bf16 CUDA tensor")
+        check_operand("q", q, torch.bfloat16)
+        if out is not None:
+            check_operand("out", out, torch.bfloat16)
+            if out.shape != q.shape:
+                raise PageWeaverInputError(
+                    f"out must have q's shape {tuple(q.shape)}, got {tuple(out.shape)}")
         self.q, self.n, self.slots = q, n, slots
         self.causal = cuda_positions(causal_pos, n, "causal_pos")
         self.lengths = cuda_positions(lengths, n, "lengths")
@@ -143,9 +168,6 @@ class UnionAttention:
     def launch_grid(self, plan: GpuUnionPlan) -> tuple[int, int]:
         """The launch grid for ``plan``: by default every group's CTAs along x, heads along y."""
         return plan.num_groups * self.entries[plan.group].ctas, self.heads
-
-    def launched(self, plan: GpuUnionPlan, grid: tuple[int, int]) -> None:
-        """Called after each launch (a persistent kernel advances its group counter here)."""
 
     def operands(self) -> tuple[int, ...]:
         """Device pointers of the kernel's own arguments, in its ``Args`` order."""
@@ -169,12 +191,10 @@ class UnionAttention:
                 f"N = {plan.n}, H = {plan.heads}")
         func, smem = self.kernel(plan.group, self.slots, self.build_options)
         groups = plan.num_groups
-        grid = self.launch_grid(plan)
-        launch(func, grid, (self.threads, 1, 1),
+        launch(func, self.launch_grid(plan), (self.threads, 1, 1),
                *self.operands(), plan.perm.data_ptr(), plan.groups.data_ptr(),
                plan.page_offsets.data_ptr(), plan.page_counts.data_ptr(), plan.pages.data_ptr(),
                plan.masks.data_ptr(),
                pointer(self.causal), pointer(self.lengths), self.n, groups, self.heads,
                self.num_pages, self.scale_log2, 0, shared_size=smem)
-        self.launched(plan, grid)
         return self.out

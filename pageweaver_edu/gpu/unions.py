@@ -4,8 +4,10 @@ union plan, field for field the CPU reference's.
 :func:`gpu_prepare_unions` takes the Top-K ids and π (CUDA tensors or arrays) of H KV heads and
 returns a :class:`~pageweaver_edu.gpu.union_plan.GpuUnionPlan`. Two launches and no host
 synchronisation; only ``trim=True`` (the default) reads the total page count back to cut the
-page arrays to length. :class:`UnionPrepLaunch` is the prepared pair of launches (its group
-table is uploaded once per shape).
+page arrays to length, and ``validate=True`` reads π back to check it. A call inside a CUDA-graph
+capture passes ``trim=False, validate=False`` (or uses :meth:`UnionPrepLaunch.run`): the
+launches are sized from N, H, K and g alone. :class:`UnionPrepLaunch` is the prepared pair of
+launches (its group table is uploaded once per shape).
 """
 
 from __future__ import annotations

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import sys
 import types
+from contextlib import contextmanager
 
 SMS = 132  # the fake device's multiprocessors (an H200's)
+REGS = 168  # registers per thread the fake compiler reports for every entry
 
 
 class FakeFunction:
@@ -23,6 +25,9 @@ class FakeFunction:
 
     def set_attribute(self, attr, value):
         self.log.append(("attr", self.name, attr, value))
+
+    def get_attribute(self, attr):
+        return {"NUM_REGS": REGS}[attr]
 
     def prepare(self, fmt):
         self.fmt = fmt
@@ -39,9 +44,11 @@ def install_fake_pycuda(monkeypatch) -> list:
     -------
     list of tuple
         The log: ``("compile", arch, code, options)``, ``("attr", name, attr, value)``,
-        ``("prepare", name, format)``, ``("launch", name, grid, block, stream, args, smem)``.
+        ``("prepare", name, format)``, ``("launch", name, grid, block, stream, args, smem)``,
+        ``("memset", address, value, words, stream)``. Launches see the stream None (torch's
+        default stream).
     """
-    from pageweaver_edu.gpu import loader
+    from pageweaver_edu.gpu import loader, serving, streams
 
     log = []
 
@@ -52,9 +59,16 @@ def install_fake_pycuda(monkeypatch) -> list:
         def get_function(self, name):
             return FakeFunction(name, log)
 
+    @contextmanager
+    def default_stream():
+        yield None
+
     drv = types.SimpleNamespace(
         Error=RuntimeError, CompileError=RuntimeError,
-        function_attribute=types.SimpleNamespace(MAX_DYNAMIC_SHARED_SIZE_BYTES="MAXDYN"),
+        memset_d32_async=lambda *args: log.append(("memset", *args)),
+        Stream=lambda flags=0: types.SimpleNamespace(handle=0, flags=flags),
+        function_attribute=types.SimpleNamespace(MAX_DYNAMIC_SHARED_SIZE_BYTES="MAXDYN",
+                                                 NUM_REGS="NUM_REGS"),
         device_attribute=types.SimpleNamespace(MULTIPROCESSOR_COUNT="SMS"),
         Context=types.SimpleNamespace(
             get_device=lambda: types.SimpleNamespace(
@@ -69,10 +83,14 @@ def install_fake_pycuda(monkeypatch) -> list:
     monkeypatch.setitem(sys.modules, "pycuda.compiler", pkg.compiler)
     monkeypatch.setattr(loader, "require_gpu", lambda: None)
     monkeypatch.setattr(loader, "ensure_context", lambda: None)
-    monkeypatch.setattr(loader, "_check_stream", lambda: None)
+    monkeypatch.setattr(loader, "stream_scope", default_stream)
+    monkeypatch.setattr(serving, "stream_scope", default_stream)
     monkeypatch.setattr(loader, "_modules", {})
     monkeypatch.setattr(loader, "_functions", {})
     monkeypatch.setattr(loader, "_launches", {})  # prepared launches hold fake functions
+    for name in ("_paired", "_own"):  # streams made under the fake go with it
+        monkeypatch.setattr(streams, name, {})
+    monkeypatch.setattr(streams, "_spare", [])
     return log
 
 
@@ -80,7 +98,7 @@ def cpu_tensors_as_cuda(monkeypatch) -> None:
     """Let CPU tensors pass for CUDA tensors and let the front ends' device checks pass."""
     import torch
 
-    from pageweaver_edu.gpu import regroup, union_attention, unions
+    from pageweaver_edu.gpu import regroup, serving, union_attention, unions
 
     def strip(kwargs):
         return {k: v for k, v in kwargs.items() if not (k == "device" and str(v) == "cuda")}
@@ -93,5 +111,5 @@ def cpu_tensors_as_cuda(monkeypatch) -> None:
     for name in ("zeros", "empty", "full", "randn", "arange"):
         make = getattr(torch, name)
         monkeypatch.setattr(torch, name, lambda *a, _make=make, **k: _make(*a, **strip(k)))
-    for module in (regroup, union_attention, unions):
+    for module in (regroup, serving, union_attention, unions):
         monkeypatch.setattr(module, "require_gpu", lambda: None)

@@ -19,7 +19,7 @@ from ..records import recorded_results
 from ..regroup.bitmap import greedy_regroup
 from ..replay.regroup_cost import regroup_cost
 from ..replay.regroup_cta import SENTINEL, SHUFFLE_OFFSETS, WARP, CtaTrace, trace_window
-from .exercises import Exercise
+from .exercises import Exercise, show_set
 from .style import set_title, style
 from .union import BITS
 
@@ -241,7 +241,22 @@ def _delta_cases(rng: np.random.Generator):
     yield pair([511, 0, 255], [1, 2])
 
 
+def show_bitmap(words) -> str:
+    """A page bitmap in the chapter's terms: the set of pages, then every non-zero word in
+    hex (bit ``b`` of word ``w`` is page ``32 w + b``; hex is written most significant bit
+    first, like every bit string of the series)."""
+    words = np.asarray(words, dtype=np.uint32)
+    pages = [32 * w + b for w in range(words.size) for b in range(32) if words[w] >> b & 1]
+    hexes = ", ".join(f"word {w} = 0x{int(x):08x}" for w, x in enumerate(words) if x)
+    return f"{show_set(pages)} ({hexes or 'all words 0'})"
+
+
+def _show_delta_inputs(args, kwargs) -> str:
+    bits_j, union = args
+    return f"S_j = {show_bitmap(bits_j)}, U = {show_bitmap(union)}"
+
+
 #: Chapter 04's exercise: δ(j) from bitmap words with popcount.
 DELTA = Exercise("delta", "Write delta(bits_j, union): two uint32 arrays of 16 words (S_j and "
                  "U as bitmaps); return δ(j) = |S_j \\ U| as an int, with np.bitwise_count.",
-                 delta_reference, _delta_cases)
+                 delta_reference, _delta_cases, show_inputs=_show_delta_inputs)

@@ -21,7 +21,7 @@ from plotly.subplots import make_subplots
 from ..records import record_header
 from ..replay.fp8 import nrms, quantize_q_rows, to_e4m3
 from ..replay.fp8_budget import budget, stage_output
-from .exercises import Exercise
+from .exercises import Exercise, show_value
 from .style import style, widget_ready
 
 #: (budget key, error source, what it rounds) in table order.
@@ -269,9 +269,28 @@ def _same_row(got, want) -> bool:
         return False
 
 
+def _show_row_inputs(args, kwargs) -> str:
+    q = np.asarray(args[0], dtype=np.float32)
+    at = int(np.abs(q).argmax())
+    return f"q float32[{q.size}] with amax |q| = {float(abs(q[at]))!r} at index {at}"
+
+
+def _show_row_answer(value, args, kwargs) -> str:
+    """(q8, s_Q): s_Q with every digit, q8 as its E4M3 bytes in hex, all of them."""
+    import torch
+
+    q8, scale = value
+    q8 = torch.as_tensor(q8)
+    if q8.dtype != torch.float8_e4m3fn:
+        q8 = q8.float().to(torch.float8_e4m3fn)
+    data = " ".join(f"{b:02x}" for b in q8.view(torch.uint8).tolist())
+    return f"s_Q = {show_value(float(scale))}, q8 bytes = [{data}]"
+
+
 #: Chapter 12's exercise: step 2 of the math for one row, bit for bit.
 QUANTIZE_ROW = Exercise(
     "quantize a Q row",
     "quantize_row(q): q is one (query, head) row, a float32 torch tensor [128]; return "
     "(q8 as torch.float8_e4m3fn, s_Q as a float) with q ≈ q8 · s_Q, as the kernel does.",
-    quantize_row_reference, _row_cases, _same_row)
+    quantize_row_reference, _row_cases, _same_row, show_inputs=_show_row_inputs,
+    show_answer=_show_row_answer)

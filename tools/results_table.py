@@ -97,7 +97,7 @@ def tables() -> str:
               online_table(fused)]
     peers = ["", "FP8 Union8 (warp-specialized, `union8ws_fp8_*` complete calls) and FlashInfer "
              "on the same inputs, same run, µs (× = FlashInfer time / our best call; NRMS "
-             "against float64 on the FP8 cache, sampled rows):", "", peer_table()]
+             "against float64 on the FP8 cache, sampled rows):", "", peer_table(every_file=True)]
     return "\n".join(out + acct + base + online + peers)
 
 

@@ -20,6 +20,7 @@ from ..regroup.bitmap import greedy_regroup
 from ..replay.regroup_cost import regroup_cost
 from ..replay.regroup_cta import SENTINEL, SHUFFLE_OFFSETS, WARP, CtaTrace, trace_window
 from .exercises import Exercise, show_set
+from .paper_numbers import PAPER
 from .style import set_title, style
 from .union import BITS
 
@@ -179,8 +180,9 @@ def shuffle_figure(trace: CtaTrace, k: int, warp: int = 0) -> go.Figure:
                  subtitle="lane 0 of the last row holds the warp minimum; – = not competing")
 
 
-#: The paper's grouping-alone times on its H200 (arXiv:2610.11201 §5.4), µs.
-PAPER_GROUPING_US = {64: 19.3, 128: 34.65}
+#: The paper's grouping-alone times on its H200 (arXiv:2610.11201 §5.4), µs: the middle of
+#: its range over five captures (``PAPER["grouping_w64"]``, ``PAPER["grouping_w128"]``).
+PAPER_GROUPING_US = {64: PAPER["grouping_w64"].value, 128: PAPER["grouping_w128"].value}
 
 
 def regroup_cost_table(cap, windows=(64, 128)) -> str:
@@ -200,7 +202,7 @@ def regroup_cost_table(cap, windows=(64, 128)) -> str:
         lines.append(
             f"W{w:<5}{c.windows:>6}{c.word_ops:>13,}{c.serial_rounds:>7}"
             f"{c.barriers_per_window:>10}{warp:>10}{c.shuffle_levels_per_round - warp:>10}"
-            f"{uv:>9,} ({100 * (uv - base) / base:+.2f}%){PAPER_GROUPING_US[w]:>10}"
+            f"{uv:>9,} ({100 * (uv - base) / base:+.2f}%){PAPER_GROUPING_US[w]:>10.2f}"
             f"{1000 * PAPER_GROUPING_US[w] / c.serial_rounds:>10.0f}")
     return "\n".join(lines + [f"original order: {base:,} union visits"])
 

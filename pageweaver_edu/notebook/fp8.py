@@ -22,6 +22,7 @@ from ..records import record_header
 from ..replay.fp8 import nrms, quantize_q_rows, to_e4m3
 from ..replay.fp8_budget import budget, stage_output
 from .exercises import Exercise, show_value
+from .paper_numbers import paper_text
 from .style import style, widget_ready
 
 #: (budget key, error source, what it rounds) in table order.
@@ -40,8 +41,6 @@ BUDGET_KEYS = [key for key, _, _ in BUDGET_ROWS]
 BAR_LABELS = ["Q quant.", "P quant.", "FP32 accum.", "BF16 out", "kernel total", "√Σ sources²",
               "KV cache", "end to end", "√(total²+cache²)"]
 BAR_PATTERNS = ["", "", "", "", "/", "x", ".", "/", "x"]
-#: Union8 time over Union4 time in the paper (geometric mean, arXiv:2610.11201 §5.2).
-PAPER_U8_OVER_U4 = 1.075
 NRMS_MAX = 0.04
 
 
@@ -221,7 +220,7 @@ def targets_table(fp8: dict) -> tuple[str, str]:
         lines.append(f"| {name} | {got} | {need} | {met} |")
     u = s["union8_over_union4_fp8"]
     lines.append(f"| Union8 vs Union4 (Union4 time / Union8 time) | {x(u)} "
-                 f"| paper: {x(PAPER_U8_OVER_U4)} "
+                 f"| paper: {paper_text('vs_union4')} "
                  f"| {'as in the paper' if u > 1 else '**opposite of the paper**'} |")
     checks = [c for c in checks if c[2] is not None]  # what the file can answer
     missed = [name for name, _, ok, _ in checks if not ok]

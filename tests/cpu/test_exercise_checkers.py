@@ -135,3 +135,21 @@ def test_check_answer_hints_at_a_string(capsys):
     assert exercises.check_answer("best window", 512, 512, "")
     assert not exercises.check_answer("best window", None, 512, "")
     assert capsys.readouterr().out.splitlines()[-1] == "best window: not answered yet"
+
+
+@pytest.mark.parametrize("chapter", ["08_online_regroup_cost", "09_page_pairs",
+                                     "10_open_questions"])
+def test_later_chapters_have_a_checked_exercise(chapter):
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "notebooks" / f"{chapter}.ipynb"
+    cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+             if c["cell_type"] == "code"]
+    checks = [c for c in cells if ".check(" in "".join(c["source"])
+              and "NotImplementedError" in "".join(c["source"])]
+    assert checks, f"{chapter} has no exercise cell with a starter and a check"
+    for cell in checks:
+        assert "".join(cell["source"]).startswith("# NBVAL_CHECK_OUTPUT")
+        text = "".join("".join(o.get("text", "")) for o in cell.get("outputs", []))
+        assert "not written yet" in text

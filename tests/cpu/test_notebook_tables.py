@@ -195,6 +195,7 @@ def test_claims_model_rows():
 
 def test_fp8_tables():
     from pageweaver_edu.notebook import fp8 as f8
+    from pageweaver_edu.notebook import fp8_speed
     from pageweaver_edu.records import recorded_results
 
     b = {key: 0.01 for key in f8.BUDGET_KEYS}
@@ -205,10 +206,11 @@ def test_fp8_tables():
     assert table[6].endswith("| 2 % |  |")
     assert list(f8.budget_bars(b).data[0].y) == [100 * b[k] for k in f8.BUDGET_KEYS]
     fp8 = recorded_results("union8_fp8_cap64k_h200")
-    header, speeds, baselines = f8.speed_table(fp8)
+    header, speeds, peers = fp8_speed.speed_table(fp8)
     assert header.startswith("recorded: NVIDIA H200") and speeds.count("\n") == 7
-    assert baselines.startswith("baselines on the same inputs (same run): ")
-    assert "gather_reference" in baselines
-    targets, verdict = f8.targets_table(fp8)
-    assert targets.count("\n") == 9 and "targets met; missed:" in verdict
+    assert "| warp-specialized kernel | FP8 cluster kernel | BF16 cluster kernel |" in speeds
+    assert peers.startswith("peers on the same inputs (same run)") and "FlashInfer MSA" in peers
+    targets, verdict = fp8_speed.targets_table(fp8)
+    assert targets.count("\n") == 12 and verdict.count("targets met; missed:") == 2
+    assert verdict.startswith("warp-specialized kernel: ")
 

@@ -53,3 +53,9 @@ def test_no_module_or_code_cell_keeps_its_own_copy():
     found = [(name, lit) for name, text in sources for lit in LITERALS
              if re.search(r"(?<![\d.])" + re.escape(lit) + r"(?![\d])", text)]
     assert not found, found
+
+
+def test_the_docs_table_is_the_library_table():
+    text = (ROOT / "docs" / "definitions.md").read_text(encoding="utf-8")
+    block = text.split("<!-- paper-numbers:begin -->\n")[1].split("\n<!-- paper-numbers:end -->")[0]
+    assert block == paper_table()

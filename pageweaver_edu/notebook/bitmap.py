@@ -15,7 +15,6 @@ import plotly.graph_objects as go
 from ..core.bitmap import bitmap_words, encode_bitmaps, popcount_delta
 from ..core.grouping import Grouping
 from ..core.union_metrics import union_stats
-from ..records import recorded_results
 from ..regroup.bitmap import greedy_regroup
 from ..replay.regroup_cost import regroup_cost
 from ..replay.regroup_cta import SENTINEL, SHUFFLE_OFFSETS, WARP, CtaTrace, trace_window
@@ -205,19 +204,6 @@ def regroup_cost_table(cap, windows=(64, 128)) -> str:
             f"{uv:>9,} ({100 * (uv - base) / base:+.2f}%){PAPER_GROUPING_US[w]:>10.2f}"
             f"{1000 * PAPER_GROUPING_US[w] / c.serial_rounds:>10.0f}")
     return "\n".join(lines + [f"original order: {base:,} union visits"])
-
-
-def regroup_record_lines(window: int = 128) -> str:
-    """The W``window`` regroup time in both H200 result files that hold one, with where it
-    comes from (file, date, commit, repetitions): chapter 04 shows the first, chapter 08 the
-    second."""
-    out = []
-    for stem in ("gpu_regroup_h200", "union8_cap64k_h200"):
-        rec = recorded_results(stem)
-        row = next(r for r in rec["results"] if r["name"] == f"gpu_regroup_w{window}")
-        out.append(f"{stem}.json: gpu_regroup_w{window} {row['median_us']:.2f} µs "
-                   f"(median of {row['reps']} runs; {rec['date']}, commit {rec['commit']})")
-    return "\n".join(out)
 
 
 def delta_reference(bits_j, union) -> int:

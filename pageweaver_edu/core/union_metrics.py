@@ -3,7 +3,8 @@
 For a group G of query positions, ``U_G = ∪_{i∈G} S_i`` is the page list the group walks
 and ``M_{i,p} = 1[p ∈ S_i]`` masks the rows that do not select a page. Union visits
 ``Σ_G |U_G|`` count page rounds, ``C4`` counts the page rounds of the two four-query halves
-(the two CTAs of a cluster kernel, the two consumer warpgroups of the warp-specialized kernel), and ``ρ_Q = Σ_i |S_i| / Σ_G |U_G|`` is the logical reuse.
+(the two CTAs of a cluster kernel, the two consumer warpgroups of the warp-specialized
+kernel), and ``ρ_Q = Σ_i |S_i| / Σ_G |U_G|`` is the logical reuse.
 :func:`cta_balance` and :func:`window_visits` break these down per CTA half and per window.
 """
 

@@ -132,9 +132,9 @@ def largest_lead(res: SimResult) -> int:
 def lockstep_table(pages, flags, depths=(2, 4, 6), durations: Durations | None = None) -> str:
     """Markdown table: one group's walk with the two halves sharing ``depth`` slots, per depth.
 
-    Depth 2 is the cluster kernel's Figure 3 (two CTAs on two SMs, two slots each, the loader
-    multicasting into both); a deeper ring is the one-SM kernel, where the two consumer
-    warpgroups read one ring of stages, so the same shared memory holds three times the
+    Depth 2 is the cluster kernels' Figure 3 (two CTAs on two SMs, two slots each, the loader
+    multicasting into both); a deeper ring is the warp-specialized kernel, where the two
+    consumer warpgroups read one ring of slots, so the same shared memory holds three times the
     pages (a page is stored once per group, not once per CTA). The event model is the same:
     page k goes into slot k mod depth after both halves released page k - depth.
     """

@@ -16,12 +16,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pageweaver_edu.notebook.online_plan import fused_records, online_table  # noqa: E402
+from pageweaver_edu.notebook.paper_numbers import PAPER  # noqa: E402
 from pageweaver_edu.notebook.peers import peer_table  # noqa: E402
 from pageweaver_edu.records import recorded_results, result_medians  # noqa: E402
 
 BEGIN, END = "<!-- h200-results:begin -->", "<!-- h200-results:end -->"
 PRESETS = [("cap64k", 1), ("cap16k-high-overlap", 1), ("interleaved-64k", 1), ("cap64k", 8)]
-KERNELS = [("gpu_regroup_w64", "19.3", 10.0), ("gpu_regroup_w128", "34.6", 17.0),
+KERNELS = [("gpu_regroup_w64", PAPER["grouping_w64"].number_text(), 10.0),
+           ("gpu_regroup_w128", PAPER["grouping_w128"].number_text(), 17.0),
            ("gpu_union_prepare", "–", 15.0)]
 
 
@@ -65,12 +67,14 @@ def tables() -> str:
         except FileNotFoundError:
             continue
     stamps = "; ".join(sorted({_stamp(r) for r in recs.values()}))
-    acct = ["", f"Union8 complete calls, µs (docs/definitions.md#cost-accounting; {stamps}):",
+    acct = ["", "BF16 cluster kernel, complete calls, µs (docs/definitions.md#cost-accounting; "
+            f"{stamps}):",
             "",
             "| preset | KV heads | T0 | T_fixed W128 | T_online W128 | S_exec | C_online "
             "| S_net W128 | S_net W64 | regroup W128 alone |", "|---|" + "--:|" * 9]
     base = ["", "Baselines on the same inputs, µs, and throughput on the C4 work:", "",
-            "| preset | KV heads | best Union8 | TFLOP/s | Union4 | TFLOP/s | gather "
+            "| preset | KV heads | best BF16 cluster kernel call | TFLOP/s | Union4 kernel | "
+            "TFLOP/s | gather "
             "| FlexAttention | × gather | × flex |", "|---|" + "--:|" * 9]
     for (preset, heads), r in recs.items():
         m = {x["name"]: x for x in r["results"]}
@@ -92,12 +96,13 @@ def tables() -> str:
                     f"| {s['speedup_vs_gather']:.1f} | {s.get('speedup_vs_flex', '–')} |")
     fused = fused_records()
     online = ["", "Online regroup with the fused plan (docs/definitions.md#fused-online-plan): the "
-              "warp-specialized FP8 Union8's complete calls and the fused kernel alone, µs, one "
+              "warp-specialized kernel's complete calls and the fused plan kernel alone, µs, one "
               "run per file (" + "; ".join(sorted({_stamp(r) for r in fused})) + "):", "",
-              online_table(fused)]
-    peers = ["", "FP8 Union8 (warp-specialized, `union8ws_fp8_*` complete calls) and FlashInfer "
+              online_table(fused, header=False)]
+    peers = ["", "The warp-specialized kernel (`union8ws_fp8_*` complete calls) and FlashInfer "
              "on the same inputs, same run, µs (× = FlashInfer time / our best call; NRMS "
-             "against float64 on the FP8 cache, sampled rows):", "", peer_table()]
+             "against float64 on the FP8 cache, sampled rows); every recorded file, with the "
+             "commit and the build it timed:", "", peer_table(every_file=True)]
     return "\n".join(out + acct + base + online + peers)
 
 

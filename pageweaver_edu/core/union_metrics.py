@@ -2,8 +2,9 @@
 
 For a group G of query positions, ``U_G = ∪_{i∈G} S_i`` is the page list the group walks
 and ``M_{i,p} = 1[p ∈ S_i]`` masks the rows that do not select a page. Union visits
-``Σ_G |U_G|`` count page rounds, ``C4`` counts the rounds of the two four-slot halves (the
-two CTAs of a Union8 cluster), and ``ρ_Q = Σ_i |S_i| / Σ_G |U_G|`` is the logical reuse.
+``Σ_G |U_G|`` count page rounds, ``C4`` counts the page rounds of the two four-query halves
+(the two CTAs of a cluster kernel, the two consumer warpgroups of the warp-specialized
+kernel), and ``ρ_Q = Σ_i |S_i| / Σ_G |U_G|`` is the logical reuse.
 :func:`cta_balance` and :func:`window_visits` break these down per CTA half and per window.
 """
 
@@ -102,7 +103,7 @@ class UnionStats:
     union_visits : int
         Σ_G |U_G|.
     c4 : int
-        Σ_G (|U_{G0}| + |U_{G1}|), the four-slot half rounds.
+        Σ_G (|U_{G0}| + |U_{G1}|), the page rounds of the four-query halves.
     rho : float
         ρ_Q = edges / union_visits (NaN when there are no edges).
     union_sizes : numpy.ndarray of int64, shape [G]

@@ -2,7 +2,7 @@
 
 A producer warpgroup streams each group (its Q, then the pages of U_G) through a ring of
 ``slots`` 32 KiB stages; two consumer warpgroups, the paper's two CTAs of a group, read every
-stage (docs/definitions.md#warp-specialized-union8). Inputs as for the cluster kernels:
+stage (docs/definitions.md#the-warp-specialized-kernel). Inputs as for the cluster kernels:
 
 * :class:`Fp8WsUnionAttention` — an :class:`~.fp8_tiles.Fp8Cache`; the FP8 cluster kernel's
   arithmetic op for op (outputs bitwise identical to it), with two measured alternatives as

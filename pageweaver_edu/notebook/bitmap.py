@@ -15,11 +15,11 @@ import plotly.graph_objects as go
 from ..core.bitmap import bitmap_words, encode_bitmaps, popcount_delta
 from ..core.grouping import Grouping
 from ..core.union_metrics import union_stats
-from ..records import recorded_results
 from ..regroup.bitmap import greedy_regroup
 from ..replay.regroup_cost import regroup_cost
 from ..replay.regroup_cta import SENTINEL, SHUFFLE_OFFSETS, WARP, CtaTrace, trace_window
-from .exercises import Exercise
+from .exercises import Exercise, show_set
+from .paper_numbers import PAPER
 from .style import set_title, style
 from .union import BITS
 
@@ -179,8 +179,9 @@ def shuffle_figure(trace: CtaTrace, k: int, warp: int = 0) -> go.Figure:
                  subtitle="lane 0 of the last row holds the warp minimum; – = not competing")
 
 
-#: The paper's grouping-alone times on its H200 (arXiv:2610.11201 §5.4), µs.
-PAPER_GROUPING_US = {64: 19.3, 128: 34.65}
+#: The paper's grouping-alone times on its H200 (arXiv:2610.11201 §5.4), µs: the middle of
+#: its range over five captures (``PAPER["grouping_w64"]``, ``PAPER["grouping_w128"]``).
+PAPER_GROUPING_US = {64: PAPER["grouping_w64"].value, 128: PAPER["grouping_w128"].value}
 
 
 def regroup_cost_table(cap, windows=(64, 128)) -> str:
@@ -200,22 +201,9 @@ def regroup_cost_table(cap, windows=(64, 128)) -> str:
         lines.append(
             f"W{w:<5}{c.windows:>6}{c.word_ops:>13,}{c.serial_rounds:>7}"
             f"{c.barriers_per_window:>10}{warp:>10}{c.shuffle_levels_per_round - warp:>10}"
-            f"{uv:>9,} ({100 * (uv - base) / base:+.2f}%){PAPER_GROUPING_US[w]:>10}"
+            f"{uv:>9,} ({100 * (uv - base) / base:+.2f}%){PAPER_GROUPING_US[w]:>10.2f}"
             f"{1000 * PAPER_GROUPING_US[w] / c.serial_rounds:>10.0f}")
     return "\n".join(lines + [f"original order: {base:,} union visits"])
-
-
-def regroup_record_lines(window: int = 128) -> str:
-    """The W``window`` regroup time in both H200 result files that hold one, with where it
-    comes from (file, date, commit, repetitions): chapter 04 shows the first, chapter 08 the
-    second."""
-    out = []
-    for stem in ("gpu_regroup_h200", "union8_cap64k_h200"):
-        rec = recorded_results(stem)
-        row = next(r for r in rec["results"] if r["name"] == f"gpu_regroup_w{window}")
-        out.append(f"{stem}.json: gpu_regroup_w{window} {row['median_us']:.2f} µs "
-                   f"(median of {row['reps']} runs; {rec['date']}, commit {rec['commit']})")
-    return "\n".join(out)
 
 
 def delta_reference(bits_j, union) -> int:
@@ -241,7 +229,22 @@ def _delta_cases(rng: np.random.Generator):
     yield pair([511, 0, 255], [1, 2])
 
 
+def show_bitmap(words) -> str:
+    """A page bitmap in the chapter's terms: the set of pages, then every non-zero word in
+    hex (bit ``b`` of word ``w`` is page ``32 w + b``; hex is written most significant bit
+    first, like every bit string of the series)."""
+    words = np.asarray(words, dtype=np.uint32)
+    pages = [32 * w + b for w in range(words.size) for b in range(32) if words[w] >> b & 1]
+    hexes = ", ".join(f"word {w} = 0x{int(x):08x}" for w, x in enumerate(words) if x)
+    return f"{show_set(pages)} ({hexes or 'all words 0'})"
+
+
+def _show_delta_inputs(args, kwargs) -> str:
+    bits_j, union = args
+    return f"S_j = {show_bitmap(bits_j)}, U = {show_bitmap(union)}"
+
+
 #: Chapter 04's exercise: δ(j) from bitmap words with popcount.
 DELTA = Exercise("delta", "Write delta(bits_j, union): two uint32 arrays of 16 words (S_j and "
                  "U as bitmaps); return δ(j) = |S_j \\ U| as an int, with np.bitwise_count.",
-                 delta_reference, _delta_cases)
+                 delta_reference, _delta_cases, show_inputs=_show_delta_inputs)

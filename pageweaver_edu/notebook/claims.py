@@ -24,16 +24,19 @@ from ..pagepairs.work import plan_page_pairs
 from ..regroup.bitmap import greedy_regroup
 from ..regroup.optimal import optimal_regroup
 from ..workloads import make_preset
+from .open_questions_cost import TAU_NS, c_online_us
+from .paper_numbers import PAPER, paper_text
 from .style import style
 
 #: Row shading of each status in :meth:`PaperClaims.figure`.
 STATUS_COLOURS = {"exact": "#d9f0d3", "simulation": "#fff2cc", "synthetic H200": "#dbe9f6",
                   "not here": "#eeeeee"}
-#: The paper's L43/r1 complete calls at W128, ms (T0, T_fixed, T_online).
-PAPER_CALLS_MS = (1.36633, 1.27037, 1.30792)
-#: The paper's offline orderings on L43/r1 (execution only), ms.
-PAPER_OFFLINE_MS = {"original": 1.371, "identity ids": 1.382, "random ids": 1.832,
-                    "W512": 1.234, "W2048": 1.185}
+#: The paper's L43/r1 complete calls at W128, ms (T0, T_fixed, T_online; Figure 6).
+PAPER_CALLS_MS = tuple(PAPER[k].value for k in ("t0", "t_fixed", "t_online"))
+#: The paper's offline orderings on L43/r1 (execution only, Appendix A), ms.
+PAPER_OFFLINE_MS = {name: PAPER[key].value for name, key in (
+    ("original", "offline_original"), ("identity ids", "offline_identity"),
+    ("random ids", "offline_random"), ("W512", "offline_w512"), ("W2048", "offline_w2048"))}
 
 
 @dataclass
@@ -141,25 +144,30 @@ def capture_numbers(claims: PaperClaims, cap) -> tuple[dict, str]:
     o = union_stats(cap.topk)
     s = {w: union_stats(cap.topk, greedy_regroup(cap.topk, Grouping(w), **cap.regroup_kwargs()))
          for w in (64, 128, 512)}
+    queries, prefix, context = (int(PAPER[k].value) for k in ("l43_queries", "l43_prefix",
+                                                              "l43_context"))
+    before, after = (int(PAPER[k].value) for k in ("l43_visits_original", "l43_visits_w128"))
     claims.add("C1", "§5.4", "L43/r1: context tokens; pages at P=128; edges",
-               "15,272 + 49,152 = 64,424; -; -",
-               f"{15_272 + 49_152:,}; {-(-64_424 // 128)}; {15_272 * 16:,} (cap64k {o.edges:,})",
+               f"{queries:,} + {prefix:,} = {context:,}; -; -",
+               f"{queries + prefix:,}; {-(-context // 128)}; {queries * 16:,} (cap64k {o.edges:,})",
                "exact")
-    paper_pct = 100 * (89_426 - 102_429) / 102_429
+    paper_pct = 100 * (after - before) / before
     change = 100 * (s[128].union_visits - o.union_visits) / o.union_visits
     claims.add("C2", "§5.4", "union visits W128: original -> regrouped (change)",
-               "102,429 -> 89,426 (-12.70%)",
+               f"{before:,} -> {after:,} ({paper_text('l43_visits_change')})",
                f"paper arithmetic {paper_pct:.3f}%; cap64k {o.union_visits:,} -> "
                f"{s[128].union_visits:,} ({change:+.2f}%, calibrated)", "simulation")
     t0, tf, ton = PAPER_CALLS_MS
     claims.add("C3", "§3.4 eq. 7", "S_exec; C_online; S_net (µs) from T0, T_fixed, T_online",
-               "95.96; 37.55; 58.41",
+               "; ".join(PAPER[k].number_text() for k in ("s_exec", "c_online", "s_net")),
                f"{1e3 * (t0 - tf):.2f}; {1e3 * (ton - tf):.2f}; {1e3 * (t0 - ton):.2f}", "exact")
     claims.add("C4", "§5.4", "L43/r1 online W128 latency change; inside the five-capture range",
-               "-3.26% ... -7.66%", f"{100 * (ton - t0) / t0:.2f}% (inside)", "exact")
-    claims.add("C5", "§5.4", "online cost vs grouping alone (µs)", "37.55 vs 34.65",
-               f"difference {1e3 * (ton - tf) - 34.65:.2f} µs: C_online includes more than the "
-               "kernel", "exact")
+               paper_text("online_w128_change"), f"{100 * (ton - t0) / t0:.2f}% (inside)", "exact")
+    alone = PAPER["grouping_l43_w128"]
+    claims.add("C5", "§5.4", "online cost vs grouping alone (µs)",
+               f"{PAPER['c_online'].number_text()} vs {alone.number_text()}",
+               f"difference {1e3 * (ton - tf) - alone.value:.2f} µs: C_online includes more than "
+               "the kernel", "exact")
     return ({"original": o, "regrouped": s, "paper_pct": paper_pct},
             _rows_text(claims.rows[start:], (62, 30)))
 
@@ -183,19 +191,24 @@ def offline_orderings(claims: PaperClaims, cap, numbers: dict, rng) -> tuple[dic
     ours = {"original": o, "identity ids": o, "random ids": rand, "W512": s[512],
             "W2048": s[2048]}
     offline = {name: (ms, ours[name]) for name, ms in PAPER_OFFLINE_MS.items()}
-    lines = [f"{name:13} paper {ms:.3f} ms ({ms / 1.371:5.3f}x)   cap64k union visits "
+    base = PAPER_OFFLINE_MS["original"]
+    lines = [f"{name:13} paper {ms:.3f} ms ({ms / base:5.3f}x)   cap64k union visits "
              f"{st.union_visits:>8,} ({st.union_visits / o.union_visits:5.3f}x)"
              for name, (ms, st) in offline.items()]
-    lines.append(f"CPU greedy search W2048 on cap64k: {search_s:.2f} s (wall); paper: 1.50 s")
+    lines.append(f"CPU greedy search W2048 on cap64k: {search_s:.2f} s (wall); paper: "
+                 f"{paper_text('offline_w2048_search')}")
     claims.add("C6", "App. A", "offline ids, relative to original: identity; random; W512; W2048",
-               "1.008; 1.336; 0.900; 0.864 (time)",
+               "; ".join(f"{PAPER_OFFLINE_MS[n] / base:.3f}" for n in ("identity ids", "random ids",
+                                                                      "W512", "W2048"))
+               + " (time)",
                f"1.000; {rand.union_visits / o.union_visits:.3f}; "
                f"{s[512].union_visits / o.union_visits:.3f}; "
                f"{s[2048].union_visits / o.union_visits:.3f} (union visits)", "simulation")
-    claims.add("C7", "App. A", "W512 with physical reorder 1.315 ms; global hash + W512 1.298 ms",
-               "1.315; 1.298 ms", "copy cost not modelled; the paper does not specify the hash",
-               "not here")
-    claims.add("C8", "App. A", "CPU search time for W2048 ids", "1.50 s",
+    claims.add("C7", "App. A", "W512 with physical reorder; global hash + W512 (ms)",
+               f"{PAPER['offline_w512_reorder'].number_text()}; "
+               f"{PAPER['offline_hash_w512'].number_text()}",
+               "copy cost not modelled; the paper does not specify the hash", "not here")
+    claims.add("C8", "App. A", "CPU search time for W2048 ids", paper_text("offline_w2048_search"),
                f"{search_s:.1f} s, our NumPy greedy on this CPU", "simulation")
     return offline, "\n".join(lines)
 
@@ -211,13 +224,13 @@ def model_claims(claims: PaperClaims, cap, numbers: dict) -> tuple[bool, str]:
     """
     start = len(claims.rows)
     o, s = numbers["original"], numbers["regrouped"]
-    tau = 95.96e3 / (102_429 - 89_426)
-    cost = {w: (37.55 / 34.65) * (19.4 + (w - 64) * (34.65 - 19.4) / 64) for w in (64, 128)}
-    net = {w: tau * (o.union_visits - s[w].union_visits) / 1e3 - cost[w] for w in (64, 128)}
+    net = {w: TAU_NS * (o.union_visits - s[w].union_visits) / 1e3 - c_online_us(w)
+           for w in (64, 128)}
     claims.add("C9", "§5.4", "W64 beat W128 on one capture (L39/r1)", "W64 faster there",
                f"model on cap64k: W64 {net[64]:.1f} µs vs W128 {net[128]:.1f} µs net",
                "simulation")
-    claims.add("C10", "§5.2", "Union8 vs Union4, same arithmetic (geo. mean)", "1.075x",
+    claims.add("C10", "§5.2", "Union8 vs Union4, same arithmetic (geo. mean)",
+               paper_text("vs_union4"),
                f"cap64k original order: KV page rounds {o.c4:,} (g=4) vs {o.union_visits:,} "
                f"(g=8) = {o.c4 / o.union_visits:.3f}x; compute rounds equal (C4)", "simulation")
     ratio = {}
@@ -227,15 +240,18 @@ def model_claims(claims: PaperClaims, cap, numbers: dict) -> tuple[bool, str]:
         ratio[name] = st["edges"] * 32768 / traffic_model(c.num_queries, 0, st)["page_pairs"]
     t_cap = traffic_model(cap.num_queries, o.union_visits, plan_page_pairs(cap.topk).stats())
     claims.add("C11", "§5.3", "page union vs FlashInfer, interleaved 32K; 64K",
-               f"1.588 -> 1.340 ({100 * (1.340 - 1.588) / 1.588:.1f}%); 3.172 -> 2.852 "
-               f"({100 * (2.852 - 3.172) / 3.172:.1f}%)",
+               "; ".join(_change_text(f"page_union_{c}_flashinfer", f"page_union_{c}")
+                         for c in ("32k", "64k")),
                f"byte model, no sharing / page pairs: {ratio['interleaved-32k']:.2f}x; "
                f"{ratio['interleaved-64k']:.2f}x", "simulation")
     claims.add("C12", "§5.3", "L43/r1: page union vs Union8 (ms; ratio)",
-               f"1.827 vs 1.368 ({1.827 / 1.368:.2f}x)",
+               f"{PAPER['page_union_l43'].number_text()} vs "
+               f"{PAPER['union8_l43_fig5'].number_text()} "
+               f"({PAPER['page_union_l43'].value / PAPER['union8_l43_fig5'].value:.2f}x)",
                "cap64k byte model, page pairs (FP32) / Union8: "
                f"{t_cap['page_pairs'] / t_cap['union8']:.2f}x", "simulation")
-    claims.add("C13", "§4.3", "padded partial workspace for 16K queries", "~1 GiB",
+    claims.add("C13", "§4.3", "padded partial workspace for 16K queries",
+               f"~{paper_text('workspace_gib')}",
                f"{partial_bytes(16384 * 16, 16, 128, 2, 0) / 2**30:.3f} GiB (16 BF16 entries) = "
                f"{partial_bytes(16384 * 8, 16, 128, 4, 0) / 2**30:.3f} GiB (8 FP32 entries), "
                "H=16, D=128", "simulation")
@@ -246,3 +262,9 @@ def model_claims(claims: PaperClaims, cap, numbers: dict) -> tuple[bool, str]:
                f"beyond-capacity ({int(bc.topk.max()) + 1} pages): identity = {fallback}",
                "exact")
     return fallback, _rows_text(claims.rows[start:], (48, 36))
+
+
+def _change_text(before: str, after: str) -> str:
+    """``1.588 -> 1.340 (-15.6%)`` for two entries of :data:`PAPER`."""
+    a, b = PAPER[before], PAPER[after]
+    return f"{a.number_text()} -> {b.number_text()} ({100 * (b.value - a.value) / a.value:.1f}%)"

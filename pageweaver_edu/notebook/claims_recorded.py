@@ -1,5 +1,10 @@
 """Chapter 11's synthetic H200 rows: the recorded result files beside the paper's numbers.
 
+The kernel rows read the FP8 files, whose one run times the one-SM warp-specialized kernel
+(``union8ws_fp8_*``, our fastest), the FP8 and BF16 cluster kernels, Union4 and FlashInfer on
+the same inputs; the offline orderings read the BF16 cluster kernel's file, the only one that
+times random ids and W512. The paper's numbers come from :mod:`.paper_numbers`.
+
 :func:`load_records` reads the files (None where one is not recorded yet); :func:`recorded_claims`
 adds the rows they decide, and :func:`more_claims` the paper's later numbers (online-capture
 NRMS, service pairings, prompts past the bitmap, B300, the appendix profile) with what this
@@ -10,6 +15,8 @@ Union8 times beside the paper's offline orderings, and :data:`CLAIM_RECORDS` is 
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 
 from ..core.union_metrics import union_stats
@@ -17,11 +24,16 @@ from ..records import record_header, recorded_results, result_medians
 from ..workloads import make_preset
 from .claims import PaperClaims
 from .live import LiveKernel
+from .paper_numbers import PAPER, paper_text
+from .peers import peer_row
 from .style import style
 
-STEMS = {"cap64k": "union8_cap64k_h200", "cap16k-high-overlap": "union8_cap16k-high-overlap_h200",
-         "interleaved-64k": "union8_interleaved-64k_h200", "regroup": "gpu_regroup_h200",
-         "fp8": "union8_fp8_cap64k_h200"}
+STEMS = {"cap64k": "union8_cap64k_h200", "regroup": "gpu_regroup_h200",
+         "fp8": "union8_fp8_cap64k_h200", "fp8_16k": "union8_fp8_cap16k-high-overlap_h200",
+         "fp8_h8": "union8_fp8_cap64k_h8_h200",
+         "fp8_interleaved": "union8_fp8_interleaved-64k_h200"}
+#: The FP8 files of one run that hold FlashInfer's rows beside ours (C16, C17).
+PEER_KEYS = ("fp8_16k", "fp8", "fp8_h8", "fp8_interleaved")
 H200 = "synthetic H200"
 #: The recorded Union8 row of each offline ordering (W2048 is not recorded).
 ORDERING_ROWS = {"original": "union8_original", "identity ids": "union8_original",
@@ -50,65 +62,92 @@ def headers(records: dict, indent: str = "  ") -> str:
                      for key, stem in STEMS.items())
 
 
+def _ws_calls(med: dict) -> tuple:
+    """(T0, T_fixed W128, T_online W128) of the warp-specialized kernel in one FP8 file, µs."""
+    return tuple(med.get(f"union8ws_fp8_{k}") for k in ("original", "fixed_w128", "online_w128"))
+
+
+def _range(values, scale: float = 1.0, digits: int = 2) -> str:
+    lo, hi = min(values) * scale, max(values) * scale
+    return f"{lo:.{digits}f}" if f"{lo:.{digits}f}" == f"{hi:.{digits}f}" else \
+        f"{lo:.{digits}f}-{hi:.{digits}f}"
+
+
 def recorded_claims(claims: PaperClaims, records: dict, original) -> str:
     """C3h–C22: the rows the recorded files decide and the ones out of reach; ``original`` is
     cap64k's original-order UnionStats. Returns the lines to print."""
-    med, rec64 = _medians(records), records["cap64k"] or {}
-    t0, tf, ton = (med["cap64k"].get(k) for k in ("union8_original", "union8_fixed_w128",
-                                                   "union8_online_w128"))
+    med = _medians(records)
+    ws, fp8 = med["fp8"], records.get("fp8") or {}
+    t0, tf, ton = _ws_calls(ws)
     if None not in (t0, tf, ton):
-        claims.add("C3h", "§3.4 eq. 7", "eq. 7 on our H200 run, cap64k W128 (µs)",
-                   "95.96; 37.55; 58.41",
-                   f"{t0 - tf:.1f}; {ton - tf:.2f}; {t0 - ton:.1f} (T0 {t0 / 1e3:.2f} ms)", H200)
+        claims.add("C3h", "§3.4 eq. 7", "eq. 7, warp-specialized kernel, cap64k W128 (µs)",
+                   "; ".join(PAPER[k].number_text() for k in ("s_exec", "c_online", "s_net")),
+                   f"{t0 - tf:.1f}; {ton - tf:.2f}; {t0 - ton:.1f} (T0 {t0 / 1e3:.3f} ms)", H200)
     g64, g128 = med["regroup"].get("gpu_regroup_w64"), med["regroup"].get("gpu_regroup_w128")
-    claims.add("C15", "§5.4", "grouping alone, W64; W128 (µs)", "19.3-19.5; 34.6-34.9",
+    claims.add("C15", "§5.4", "grouping alone, W64; W128 (µs)",
+               f"{PAPER['grouping_w64'].number_text()}; {PAPER['grouping_w128'].number_text()}",
                f"{g64:.1f}; {g128:.1f} (cap64k)" if g64 and g128 else "pending (H200)",
                H200 if g64 and g128 else "not here")
-    r_rand, r_512 = med["cap64k"].get("union8_random_ids"), med["cap64k"].get("union8_fixed_w512")
-    if t0 and r_rand and r_512:
+    b16 = med["cap64k"]
+    r0, r_rand, r_512 = (b16.get(f"union8_{k}") for k in ("original", "random_ids", "fixed_w512"))
+    if r0 and r_rand and r_512:
+        base = PAPER["offline_original"].value
         claims.add("C6h", "App. A", "offline ids on H200, relative to original: random; W512",
-                   "1.336; 0.900", f"{r_rand / t0:.3f}; {r_512 / t0:.3f} (cap64k)", H200)
-    u4 = med["cap64k"].get("union4_original")
-    claims.add("C10h", "§5.2", "Union8 speed-up over Union4, same arithmetic", "1.075x",
-               f"{u4 / t0:.3f}x on cap64k ({'Union4' if u4 < t0 else 'Union8'} faster in this "
-               "BF16 kernel)" if u4 and t0 else "pending (H200)", H200 if u4 and t0 else "not here")
-    summ = rec64.get("summary", {})
-    claims.add("C16", "§5.2", "Union8 vs FlashInfer; vs native SM90 (geo. mean, 6 captures)",
-               "1.701x; 2.662x",
-               (f"other baselines: vs gather {summ['speedup_vs_gather']}x, vs flex_attention "
-                f"{summ['speedup_vs_flex']}x (cap64k); FlashInfer/native not run")
-               if {"speedup_vs_gather", "speedup_vs_flex"} <= set(summ)
-               else "needs FlashInfer and the native kernel", "not here")
-    chk = rec64.get("check", {})
-    chk8 = (records.get("fp8") or {}).get("check", {})
-    ours17 = [f"FP8 Union8 {100 * chk8['nrms_vs_float64']:.2f}% ({chk8.get('checked_rows', '?')} "
-              "sampled rows, chapter 12)" if "nrms_vs_float64" in chk8 else "",
-              f"BF16 Union8 {100 * chk['nrms_vs_float64']:.3f}%" if "nrms_vs_float64" in chk
-              else ""]
-    claims.add("C17", "Table 2", "NRMS vs a Triton reference: Union8; FlashInfer; native",
-               "2.246-3.967%; 2.288-4.077%; 6.258-9.120%",
-               "; ".join(x for x in ours17 if x) + " vs float64 on cap64k; FlashInfer and "
-               "native not run" if chk8 or chk else "needs the kernels",
-               H200 if chk8 or chk else "not here")
-    on16 = [med["cap16k-high-overlap"].get(k) for k in ("union8_original", "union8_online_w128")]
-    if t0 and ton and None not in on16:
+                   f"{PAPER['offline_random'].value / base:.3f}; "
+                   f"{PAPER['offline_w512'].value / base:.3f}",
+                   f"{r_rand / r0:.3f}; {r_512 / r0:.3f} (BF16 cluster kernel, cap64k)", H200)
+    u4 = ws.get("union4_fp8_original")
+    c8 = ws.get("union8_fp8_original")
+    claims.add("C10h", "§5.2", "Union8 speed-up over Union4, FP8, original order",
+               paper_text("vs_union4"),
+               f"warp-specialized kernel {u4 / t0:.2f}x, FP8 cluster kernel {u4 / c8:.2f}x "
+               "(cap64k)" if u4 and t0 and c8 else "pending (H200)",
+               H200 if u4 and t0 and c8 else "not here")
+    peers = [peer_row(records[k]) for k in PEER_KEYS if records.get(k) and {
+        "flashinfer_msa_fp8", "union8ws_fp8_fixed_w128"} <= set(med[k])]
+    paper16 = f"{paper_text('vs_flashinfer')}; {paper_text('vs_native')}"
+    if peers:
+        xs = [r["x_msa"] for r in peers]
+        gm = math.exp(sum(math.log(x) for x in xs) / len(xs))
+        claims.add("C16", "§5.2", "Union8 vs FlashInfer; vs native SM90 (geo. mean)", paper16,
+                   f"warp-specialized kernel vs FlashInfer MSA FP8: {gm:.2f}x over "
+                   f"{len(xs)} presets ({_range(xs)}x); native SM90 kernel not run", H200)
+    else:
+        claims.add("C16", "§5.2", "Union8 vs FlashInfer; vs native SM90 (geo. mean)", paper16,
+                   "needs FlashInfer and the native kernel", "not here")
+    ws_nrms = [r["nrms"] for r in peers] or [
+        x for x in [fp8.get("check", {}).get("union8ws_nrms_vs_float64")] if x is not None]
+    msa_nrms = [r["msa_nrms"] for r in peers if r["msa_nrms"] is not None]
+    ours17 = ([f"warp-specialized kernel {_range(ws_nrms, 100)}%"] if ws_nrms else []) + (
+        [f"FlashInfer MSA {_range(msa_nrms, 100)}% (keeps Q, P in BF16)"] if msa_nrms else [])
+    claims.add("C17", "Table 2", "NRMS: Union8; FlashInfer; native (paper: vs Triton)",
+               "; ".join(PAPER[k].number_text() + "%" for k in (
+                   "nrms_union8", "nrms_flashinfer", "nrms_native")),
+               "vs float64 on the FP8 cache: " + "; ".join(ours17) + "; native not run"
+               if ours17 else "needs the kernels", H200 if ours17 else "not here")
+    w16 = _ws_calls(med["fp8_16k"])
+    if t0 and ton and w16[0] and w16[2]:
         claims.add("C18h", "§5.4", "online W128 latency: 64K captures; 16K control",
-                   "-3.26 ... -7.66%; -4.11%", f"cap64k {100 * (ton - t0) / t0:+.2f}%; "
-                   f"cap16k-high-overlap {100 * (on16[1] - on16[0]) / on16[0]:+.2f}%", H200)
-    bw = chk.get("bitwise_identical", {})
+                   f"{paper_text('online_w128_change')}; {paper_text('online_16k_change')}",
+                   f"warp-specialized kernel: cap64k {100 * (ton - t0) / t0:+.2f}%; "
+                   f"cap16k-high-overlap {100 * (w16[2] - w16[0]) / w16[0]:+.2f}%", H200)
+    bw = fp8.get("check", {}).get("bitwise_identical", {})
     claims.add("C19", "§5.6", "regrouped Union8 output bitwise identical to original order",
                "identical on 6 captures",
-               f"{sum(bw.values())} of {len(bw)} orderings identical (cap64k)"
+               f"{sum(bw.values())} of {len(bw)} orderings and kernels identical (cap64k)"
                if bw else "needs the kernel", H200 if bw else "not here")
     claims.add("C18", "§5.4", "online W128 on five model captures; 16K control",
-               "-3.26 ... -7.66%; -4.11%", "needs model captures", "not here")
+               f"{paper_text('online_w128_change')}; {paper_text('online_16k_change')}",
+               "needs model captures", "not here")
     rho16 = union_stats(make_preset("cap16k-high-overlap").topk).rho
-    claims.add("C20", "§5.1", "development survey: per-source median reuse", "3.85-4.54",
+    claims.add("C20", "§5.1", "development survey: per-source median reuse",
+               paper_text("reuse_survey"),
                f"needs model data; our presets: cap64k rho {original.rho:.2f}, cap16k "
                f"{rho16:.2f} (synthetic)", "not here")
     claims.add("C21", "§5.5", "service: vs native; regroup increment 32K/64K; 8K",
-               "+7.88-14.36%; +0.47-0.73%; -0.56/-1.31%", "needs the whole model served on 8 GPUs",
-               "not here")
+               "; ".join(paper_text(k) for k in ("service_vs_native", "service_increment",
+                                                 "service_8k")),
+               "needs the whole model served on 8 GPUs", "not here")
     claims.add("C22", "§5.7", "B300: native faster than both Union8 arms on all 8 inputs",
                "8 of 8", "needs a B300", "not here")
     more_claims(claims, records)
@@ -122,33 +161,37 @@ def more_claims(claims: PaperClaims, records: dict) -> None:
     """C23–C27: the online-capture NRMS, the service pairings, the prompts past the bitmap, the
     B300 port and the appendix profile, each with what this project has beside it."""
     chk8 = (records.get("fp8") or {}).get("check", {})
-    nrms, rows = chk8.get("nrms_vs_float64"), chk8.get("checked_rows")
-    same = all(chk8.get("bitwise_identical", {}).values()) and "online_w128" in chk8.get(
-        "bitwise_identical", {})
+    nrms, rows = chk8.get("union8ws_nrms_vs_float64"), chk8.get("checked_rows")
+    same = chk8.get("bitwise_identical", {}).get("union8ws_online_w128")
+    band = PAPER["nrms_online"]
     claims.add("C23", "§5", "NRMS of the online path on a model capture (sampled rows)",
-               "2.66-4.51% (33 rows)",
-               (f"FP8 Union8 {100 * nrms:.2f}% vs float64 on {rows} sampled rows of cap64k; "
-                f"online W128 output {'bitwise the same' if same else 'NOT identical'}; inside "
-                f"the paper's range: {2.66 <= 100 * nrms <= 4.51}") if nrms is not None
-               else "pending (H200)", H200 if nrms is not None else "not here")
-    pairs, outlier, band = (0.630, 0.666, 0.641), 32.36, (0.47, 0.73)
+               paper_text("nrms_online") + " (33 rows)",
+               (f"warp-specialized kernel {100 * nrms:.2f}% vs float64 on {rows} sampled rows of "
+                f"cap64k; online W128 output {'bitwise the same' if same else 'NOT identical'}; "
+                f"inside the paper's range: {band.low <= 100 * nrms <= band.high}")
+               if nrms is not None else "pending (H200)", H200 if nrms is not None else "not here")
+    pairs, outlier = PAPER["service_pairs"], PAPER["service_outlier"]
+    inc = PAPER["service_increment"]
+    inside = all(inc.low <= x <= inc.high for x in pairs.values)
     claims.add("C24", "§5.5", "service: three paired runs of the regroup's increment; outlier",
-               "+0.630/+0.666/+0.641%; +32.36%",
-               f"needs the served model; the three pairs lie "
-               f"{'inside' if all(band[0] <= x <= band[1] for x in pairs) else 'outside'} C21's "
-               f"+{band[0]}-{band[1]}%, the outlier is {outlier / max(pairs):.0f}x the largest",
-               "not here")
-    limit = 512 * 128
+               f"{paper_text('service_pairs')}; {paper_text('service_outlier')}",
+               f"needs the served model; the three pairs lie {'inside' if inside else 'outside'} "
+               f"C21's {paper_text('service_increment')}, the outlier is "
+               f"{outlier.value / pairs.high:.0f}x the largest", "not here")
+    limit, context = 512 * 128, int(PAPER["l43_context"].value)
     claims.add("C25", "§5", "two of five 64K prompts cross the 512-page bitmap", "2 of 5",
                f"needs the prompts; a context over {limit:,} tokens (P=128) keeps the identity "
-               f"order: L43/r1's 64,424 tokens {'stay below' if 64_424 <= limit else 'cross'} "
-               "it, 640 pages fall back (C14)", "not here")
+               f"order: L43/r1's {context:,} tokens "
+               f"{'stay below' if context <= limit else 'cross'} it, 640 pages fall back (C14)",
+               "not here")
     claims.add("C26", "§5.7", "B300 port (P=64): speed ratios; two sets of three times; NRMS",
-               "1.068-1.156x; 1.497/1.295/0.592 ms; 0.475/0.500/0.547 ms; 1.55e-5",
+               "; ".join(paper_text(k) for k in ("b300_ratios", "b300_times_a", "b300_times_b"))
+               + f"; {PAPER['b300_nrms'].value:.2e}",
                "needs a B300: our kernels are written for SM90 (wgmma, H200)", "not here")
     claims.add("C27", "App.", "producer kernel profile: registers; occupancy; L2 hit rate",
-               "255; 12.4%; 96.5%",
-               "another kernel: our union8_fp8 under Nsight Compute (h200_verification_"
+               "; ".join(paper_text(k) for k in ("profile_registers", "profile_occupancy",
+                                                 "profile_l2_hit")),
+               "another kernel: our FP8 cluster kernel under Nsight Compute (h200_verification_"
                "2026-12-01.md) 205; 12.4%; 94-98%", H200)
 
 
@@ -163,9 +206,10 @@ def offline_figure(offline: dict, records: dict, original) -> go.Figure:
     each relative to the original order (``offline``: :func:`.claims.offline_orderings`)."""
     names = list(offline)
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=names, y=[offline[n][0] / 1.371 for n in names],
+    base = PAPER["offline_original"].value
+    fig.add_trace(go.Bar(x=names, y=[offline[n][0] / base for n in names],
                          name="paper: execution time / original (H200, L43/r1)",
-                         text=[f"{offline[n][0] / 1.371:.3f}" for n in names],
+                         text=[f"{offline[n][0] / base:.3f}" for n in names],
                          textposition="outside"))
     fig.add_trace(go.Bar(x=names, y=[offline[n][1].union_visits / original.union_visits
                                      for n in names],
@@ -175,7 +219,8 @@ def offline_figure(offline: dict, records: dict, original) -> go.Figure:
     ours = _ours_times(records)
     if ours:
         fig.add_trace(go.Bar(x=names, y=[ours.get(n) for n in names],
-                             name=f"ours: Union8 time / original (H200, cap64k, recorded "
+                             name=f"ours: BF16 cluster kernel time / original (H200, cap64k, "
+                                  "recorded "
                                   f"{records['cap64k'].get('date', '?')[:10]})",
                              text=[f"{ours[n]:.3f}" if n in ours else "" for n in names],
                              textposition="outside", marker_pattern_shape="."))
@@ -201,43 +246,40 @@ def offline_ranking(offline: dict, records: dict) -> str:
         "ours,  fastest first: " + " < ".join(our_rank),
         "Our recorded H200 times rank these orderings "
         + ("the same way as the paper's." if same else "differently from the paper's.")
-        + " Time / original: " + "; ".join(f"{n} {ours[n]:.3f} (paper {offline[n][0] / 1.371:.3f})"
-                                           for n in runs if n != "original")])
+        + " Time / original: " + "; ".join(
+            f"{n} {ours[n]:.3f} (paper {offline[n][0] / PAPER['offline_original'].value:.3f})"
+            for n in runs if n != "original")])
 
 
 def summary(records: dict) -> str:
-    """What the recorded files say beside the paper (grouping alone, C_online, Union4, T0,
-    S_net, bitwise identity)."""
+    """What the recorded files say beside the paper: grouping alone, the warp-specialized
+    kernel's eq. 7 and its speed against Union4 and FlashInfer, bitwise identity."""
     med = _medians(records)
-    m = med["cap64k"]
-    t0, tf, ton = (m.get(k) for k in ("union8_original", "union8_fixed_w128",
-                                      "union8_online_w128"))
+    ws = med["fp8"]
+    t0, tf, ton = _ws_calls(ws)
     g64, g128 = med["regroup"].get("gpu_regroup_w64"), med["regroup"].get("gpu_regroup_w128")
     lines = ["\nFrom these files, beside the paper:"]
     if g64 and g128:
-        lines.append(f"* Grouping alone (gpu_regroup_h200.json): W64 {g64:.1f} µs, "
-                     f"{g64 / 19.3:.2f}× the paper's 19.3 µs; W128 {g128:.1f} µs, "
-                     f"{g128 / 34.6:.2f}× the paper's 34.6 µs.")
-    on_rg, u4 = m.get("gpu_regroup_w128"), m.get("union4_original")
-    if on_rg and ton and tf:
-        lines.append(f"* The online W128 path of union8_cap64k_h200.json spends {ton - tf:.1f} µs "
-                     f"(C_online) and its regroup launch alone {on_rg:.1f} µs; the paper: 37.55 "
-                     "and 34.65 µs.")
+        w64, w128 = PAPER["grouping_w64"], PAPER["grouping_w128"]
+        lines.append(f"* Grouping alone (gpu_regroup_h200.json): W64 {g64:.1f} µs against the "
+                     f"paper's {w64.text()} ({g64 / w64.high:.2f}-{g64 / w64.low:.2f}×); W128 "
+                     f"{g128:.1f} µs against {w128.text()} ({g128 / w128.high:.2f}-"
+                     f"{g128 / w128.low:.2f}×).")
+    if t0 and tf and ton:
+        lines.append(f"* Eq. 7 for the warp-specialized kernel on cap64k W128 "
+                     f"(union8_fp8_cap64k_h200.json): S_exec {t0 - tf:.1f}, C_online "
+                     f"{ton - tf:.1f}, S_net {t0 - ton:+.1f} µs; the paper on L43/r1: "
+                     f"{PAPER['s_exec'].text()}, {PAPER['c_online'].text()}, "
+                     f"+{PAPER['s_net'].text()}. T0 {t0 / 1e3:.3f} ms against the paper's "
+                     f"{PAPER['t0'].text()} (our synthetic input, not its capture).")
+    u4 = ws.get("union4_fp8_original")
     if u4 and t0:
-        lines.append(f"* Union8 vs Union4 on cap64k: {'Union4' if u4 < t0 else 'Union8'} is "
-                     f"faster (Union8 {u4 / t0:.3f}× Union4's speed; the paper: Union8 1.075× "
-                     "faster).")
-    if t0:
-        lines.append(f"* Original-order call T0 on cap64k: {t0 / 1e3:.3f} ms, "
-                     f"{t0 / 1e3 / 1.36633:.2f}× the paper's 1.366 ms on L43/r1 (BF16 kernel on "
-                     "a synthetic input vs FP8 on a capture).")
-    if t0 and ton:
-        lines.append(f"* Online W128 on cap64k: S_net {t0 - ton:+.1f} µs "
-                     f"({'a gain' if ton < t0 else 'a loss'}; the paper: +58.41 µs on L43/r1).")
-    bw = (records["cap64k"] or {}).get("check", {}).get("bitwise_identical", {})
+        lines.append(f"* Union8 vs Union4 (FP8, original order): the warp-specialized kernel is "
+                     f"{u4 / t0:.2f}× faster than Union4; the paper: {paper_text('vs_union4')}.")
+    bw = (records["fp8"] or {}).get("check", {}).get("bitwise_identical", {})
     if bw:
         lines.append(f"* Regrouped outputs bitwise identical to the original order: "
-                     f"{sum(bw.values())} of {len(bw)} orderings (cap64k).")
+                     f"{sum(bw.values())} of {len(bw)} orderings and kernels (cap64k).")
     return "\n".join(lines)
 
 

@@ -6,8 +6,7 @@
   NRMS of each source of error (:mod:`pageweaver_edu.replay.fp8_budget`) and its knobs;
 * :data:`QUANTIZE_ROW` — the exercise: quantize one Q row to E4M3 with its scale, checked
   against :func:`pageweaver_edu.replay.fp8.quantize_q_rows`;
-* :func:`speed_table`, :func:`targets_table` — the recorded FP8 run beside BF16 Union8, the
-  paper and the targets (docs/definitions.md#fp8-arithmetic, docs/definitions.md#paper-numbers).
+* the speed and target tables of the recorded run are in :mod:`.fp8_speed`.
 """
 
 from __future__ import annotations
@@ -18,10 +17,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..records import record_header
 from ..replay.fp8 import nrms, quantize_q_rows, to_e4m3
 from ..replay.fp8_budget import budget, stage_output
-from .exercises import Exercise
+from .exercises import Exercise, show_value
 from .style import style, widget_ready
 
 #: (budget key, error source, what it rounds) in table order.
@@ -40,9 +38,6 @@ BUDGET_KEYS = [key for key, _, _ in BUDGET_ROWS]
 BAR_LABELS = ["Q quant.", "P quant.", "FP32 accum.", "BF16 out", "kernel total", "√Σ sources²",
               "KV cache", "end to end", "√(total²+cache²)"]
 BAR_PATTERNS = ["", "", "", "", "/", "x", ".", "/", "x"]
-#: Union8 time over Union4 time in the paper (geometric mean, arXiv:2610.11201 §5.2).
-PAPER_U8_OVER_U4 = 1.075
-NRMS_MAX = 0.04
 
 
 def e4m3_error_figure() -> go.Figure:
@@ -152,84 +147,6 @@ def budget_app(case):
     return widgets.VBox([controls, status, widget_ready(fig)])
 
 
-def speed_table(fp8: dict) -> tuple[str, str, str]:
-    """The recorded FP8 run: (header line, Markdown table of complete calls against BF16
-    Union8 and the paper, a line on the baselines of the same run)."""
-    med = {r["name"]: r for r in fp8["results"]}
-    paper = fp8["summary"]["paper_ms"]
-    lines = ["| complete call (prep. + attention) | FP8 Union8 (ours) "
-             "| BF16 Union8 (ours, same run) | FP8 / BF16 speed-up | paper FP8 Union8 (L43/r1) |",
-             "|---|--:|--:|--:|--:|"]
-    for label, ours, bf16, pkey in (
-            ("T0: original order", "union8_fp8_original", "union8_original", "T0"),
-            ("T_fixed: W128 ids", "union8_fp8_fixed_w128", "union8_fixed_w128", "T_fixed"),
-            ("T_online: W128 regroup live", "union8_fp8_online_w128", "union8_online_w128",
-             "T_online")):
-        a, b16 = med[ours]["median_us"], med[bf16]["median_us"]
-        lines.append(f"| {label} | {a / 1e3:.3f} ms | {b16 / 1e3:.3f} ms | {b16 / a:.2f}× "
-                     f"| {paper[pkey]:.3f} ms |")
-    for label, ours, bf16 in (("Union4, original order", "union4_fp8_original", "union4_original"),
-                              ("random ids", "union8_fp8_random_ids", None)):
-        b16 = med[bf16]["median_us"] / 1e3 if bf16 else None
-        a = med[ours]["median_us"] / 1e3
-        lines.append(f"| {label} | {a:.3f} ms | {'–' if b16 is None else f'{b16:.3f} ms'} "
-                     f"| {'–' if b16 is None else f'{b16 / a:.2f}×'} | – |")
-    acc = fp8["accounting"]["w128"]
-    lines.append(f"| S_net = T0 − T_online (W128) | {acc['S_net_us']:+.0f} µs | – | – "
-                 f"| {1e3 * (paper['T0'] - paper['T_online']):+.0f} µs |")
-    best = min(med[n]["median_us"] for n in ("union8_fp8_original", "union8_fp8_fixed_w128"))
-    baselines = "baselines on the same inputs (same run): " + ", ".join(
-        f"{n} {med[n]['median_us'] / 1e3:.1f} ms (best FP8 Union8 "
-        f"{med[n]['median_us'] / best:.1f}× faster)"
-        for n in ("flex_attention_q128_kv128", "gather_reference") if n in med)
-    return "recorded: " + record_header(fp8).strip(), "\n".join(lines), baselines
-
-
-def targets_table(fp8: dict) -> tuple[str, str]:
-    """The recorded FP8 run against its targets: (Markdown table, summary lines)."""
-    s, t, c = fp8["summary"], fp8["targets"], fp8["check"]
-    acc = fp8["accounting"]["w128"]
-
-    def pct(v):
-        return f"{100 * v:.2f} %"
-
-    def x(v):
-        return f"{v:.3g}×"
-
-    same = all(c["bitwise_identical"].values())
-    checks = [  # (target, recorded, met?, needed)
-        ("FP8 Union8 speed-up over BF16 Union8", x(s["speedup_vs_bf16_union8"]),
-         s["speedup_vs_bf16_union8"] >= t["vs_bf16_union8"], f"≥ {x(t['vs_bf16_union8'])}"),
-        ("speed-up over FlexAttention",
-         x(s["speedup_vs_flex"]) if "speedup_vs_flex" in s else "not run in this file",
-         s["speedup_vs_flex"] >= t["vs_flex"] if "speedup_vs_flex" in s else None,
-         f"≥ {x(t['vs_flex'])}"),
-        ("share of the FP8 dense peak on the C4 work", pct(s["fraction_of_fp8_peak_c4"]),
-         s["fraction_of_fp8_peak_c4"] >= t["fraction_of_fp8_peak_c4"],
-         f"≥ {pct(t['fraction_of_fp8_peak_c4'])}"),
-        ("S_net at W128", f"{acc['S_net_us']:+.0f} µs", acc["S_net_us"] > t["s_net_w128_us"],
-         f"> {t['s_net_w128_us']:.0f} µs"),
-        ("NRMS vs float64 on the FP8 cache", pct(c["nrms_vs_float64"]),
-         c["nrms_vs_float64"] <= NRMS_MAX, f"≤ {pct(NRMS_MAX)}"),
-        ("kernel vs emulation NRMS", pct(c["nrms_vs_emulation"]),
-         c["nrms_vs_emulation"] <= c["nrms_vs_float64"] / 4, "≤ ¼ of kernel vs float64"),
-        ("all orderings and Union4 bitwise identical", str(same), same, "True"),
-    ]
-    lines = ["| target | recorded | needed | met? |", "|---|--:|--:|:-:|"]
-    for name, got, ok, need in checks:
-        met = "–" if ok is None else ("met" if ok else "**missed**")
-        lines.append(f"| {name} | {got} | {need} | {met} |")
-    u = s["union8_over_union4_fp8"]
-    lines.append(f"| Union8 vs Union4 (Union4 time / Union8 time) | {x(u)} "
-                 f"| paper: {x(PAPER_U8_OVER_U4)} "
-                 f"| {'as in the paper' if u > 1 else '**opposite of the paper**'} |")
-    checks = [c for c in checks if c[2] is not None]  # what the file can answer
-    missed = [name for name, _, ok, _ in checks if not ok]
-    text = (f"{len(checks) - len(missed)} of {len(checks)} targets met; missed: "
-            f"{missed or 'none'}\nbest FP8 rate on the C4 work: {s['tflops_c4_best']:.0f} TFLOP/s")
-    return "\n".join(lines), text
-
-
 def quantize_row_reference(q):
     """One (query, head) row ``q`` (float32 ``[d]``) as the kernel quantizes it: (``q8``,
     torch ``float8_e4m3fn`` ``[d]``; ``s_Q``, float) with ``q ≈ q8 · s_Q``."""
@@ -269,9 +186,28 @@ def _same_row(got, want) -> bool:
         return False
 
 
+def _show_row_inputs(args, kwargs) -> str:
+    q = np.asarray(args[0], dtype=np.float32)
+    at = int(np.abs(q).argmax())
+    return f"q float32[{q.size}] with amax |q| = {float(abs(q[at]))!r} at index {at}"
+
+
+def _show_row_answer(value, args, kwargs) -> str:
+    """(q8, s_Q): s_Q with every digit, q8 as its E4M3 bytes in hex, all of them."""
+    import torch
+
+    q8, scale = value
+    q8 = torch.as_tensor(q8)
+    if q8.dtype != torch.float8_e4m3fn:
+        q8 = q8.float().to(torch.float8_e4m3fn)
+    data = " ".join(f"{b:02x}" for b in q8.view(torch.uint8).tolist())
+    return f"s_Q = {show_value(float(scale))}, q8 bytes = [{data}]"
+
+
 #: Chapter 12's exercise: step 2 of the math for one row, bit for bit.
 QUANTIZE_ROW = Exercise(
     "quantize a Q row",
     "quantize_row(q): q is one (query, head) row, a float32 torch tensor [128]; return "
     "(q8 as torch.float8_e4m3fn, s_Q as a float) with q ≈ q8 · s_Q, as the kernel does.",
-    quantize_row_reference, _row_cases, _same_row)
+    quantize_row_reference, _row_cases, _same_row, show_inputs=_show_row_inputs,
+    show_answer=_show_row_answer)

@@ -5,11 +5,9 @@
 * :data:`FUSED_PLAN` — chapter 05's live cell: ``regroup_plan_pairs_w<W>`` (π and the plan in
   one launch) checked against the CPU regroup and union preparation, timed beside the regroup
   alone; recorded: the FP8 benchmark's rows;
-* :func:`handoff_ab_table` — chapter 05: what the per-group handoff between the rounds' warp
-  and the emitting warps costs, from the recorded A/B run of three builds;
-* :func:`online_waterfalls`, :func:`online_table` — chapter 08: C_online of the fastest
-  kernel with the two launches of regroup and preparation and with the fused one, from one
-  run per file.
+* :func:`online_waterfalls`, :func:`online_table` — chapter 08: C_online of the
+  warp-specialized kernel with the two launches of regroup and preparation and with the fused
+  one, from one run per file.
 """
 
 from __future__ import annotations
@@ -110,33 +108,10 @@ FUSED_PLAN = LiveKernel("fused online regroup, kernels/regroup.cu (regroup_plan_
                         regroup_and_prepare, (FP8_STEM,), _fused_recorded, _fused_live)
 
 
-#: The A/B record of the fused W128 kernel's handoff (three builds, one run).
-HANDOFF_STEM = "regroup_plan_arrival_ab_h200"
-HANDOFF_ROWS = {"old": "lane 0 loops over the barriers", "publish_only": "one predicated arrival",
-                "shipped": "+ barrier inits while the ids load",
-                "regroup_alone": "regroup alone (no plan)"}
-
-
-def handoff_ab_table(stem: str = HANDOFF_STEM) -> dict:
-    """Print the fused W128 kernel per build and preset (µs, median of the run's rounds) and
-    warp 0's rounds in SM cycles, beside the regroup alone, with the file's device, date and
-    commit; return ``{build: {preset: µs}}``."""
-    rec = recorded_results(stem)
-    runs = rec["results"]
-    presets = list(runs)
-    med = {b: {p: float(np.median(runs[p]["us"][b])) for p in presets} for b in HANDOFF_ROWS}
-    print(record_header(rec))
-    print(f"{'build':36s}" + "".join(f"{p:>21s}" for p in presets) + f"{'rounds (cycles)':>17s}")
-    for b, label in HANDOFF_ROWS.items():
-        cycles = runs[presets[0]]["phases"].get(b, {}).get("rounds")
-        print(f"{label:36s}" + "".join(f"{med[b][p]:>18.2f} µs" for p in presets)
-              + (f"{cycles:>17,}" if cycles is not None else f"{'–':>17s}"))
-    return med
-
-
 def fused_records(root: str = str(ROOT)) -> list[dict]:
-    """The FP8 result files that hold the fused online plan's accounting, by path."""
-    return [rec for rec in list_records(root, "union8_fp8_*_h200*")
+    """The current FP8 result files (no commit in the name) that hold the fused online plan's
+    accounting, by path."""
+    return [rec for rec in list_records(root, "union8_fp8_*_h200")
             if "union8ws_w128" in rec.get("accounting", {})]
 
 
@@ -165,16 +140,19 @@ def online_waterfalls(stem: str = FP8_STEM, window: int = 128) -> go.Figure | No
                  "time (µs)", height=420)
 
 
-def online_table(records=None) -> str:
+def online_table(records=None, header: bool = True) -> str:
     """Markdown: per file (preset, KV heads) and W, the fused kernel alone, C_online with the
     fused plan (the difference of the two rows, and the median difference of interleaved pairs
     of the two calls where the file has it) and with the two launches, and S_net, of the
-    warp-specialized FP8 Union8."""
+    warp-specialized kernel; above it (``header``), each run's device, date and commit once."""
     records = fused_records() if records is None else records
     if not records:
         return "No recorded FP8 file holds the fused online plan's accounting yet."
-    lines = ["| preset | H | W | fused µs | regroup µs | T0 µs | T_fixed µs | T_online µs "
-             "| C_online (fused) | C_online (fused, pairs) | C_online (two launches) | S_net |",
+    head = "\n".join(sorted({"* " + record_header(r).strip() for r in records}))
+    lines = ([f"Recorded runs:\n\n{head}\n"] if header else []) + [
+             "| preset | KV heads | W | fused kernel, µs | regroup alone, µs | T0, µs | "
+             "T_fixed, µs | T_online, µs | C_online (fused), µs | C_online (fused, pairs), µs "
+             "| C_online (two launches), µs | S_net, µs |",
              "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for rec in records:
         us = {r["name"]: r["median_us"] for r in rec["results"]}

@@ -22,18 +22,22 @@ from ..regroup.sets import greedy_regroup_sets
 from ..regroup.variants import c4_greedy_regroup
 from .live import LiveKernel
 from .open_questions import WINDOWS
+from .paper_numbers import PAPER
 from .style import DASHES, SYMBOLS, style, thin_labels
 
 #: The paper's S_exec per union visit saved on L43/r1 at W128, ns.
-TAU_NS = 95.96e3 / (102_429 - 89_426)
+TAU_NS = 1e3 * PAPER["s_exec"].value / (PAPER["l43_visits_original"].value
+                                        - PAPER["l43_visits_w128"].value)
 #: The presets benchmarks/bench_union8.py records with one KV head.
 RECORDED = ("cap64k", "cap16k-high-overlap", "interleaved-64k")
 
 
 def c_online_us(w: int) -> float:
-    """Modelled C_online at W: the paper's grouping alone (19.4 µs at W64, 34.65 at W128,
-    linear in W) scaled by its C_online / grouping-alone ratio at W128."""
-    return (37.55 / 34.65) * (19.4 + (w - 64) * (34.65 - 19.4) / 64)
+    """Modelled C_online at W: the paper's grouping alone, linear in W through the middle of
+    its W64 range and its W128 time on L43/r1, scaled by L43/r1's C_online / grouping-alone
+    ratio at W128 (all from :data:`.paper_numbers.PAPER`)."""
+    w64, w128 = PAPER["grouping_w64"].value, PAPER["grouping_l43_w128"].value
+    return (PAPER["c_online"].value / w128) * (w64 + (w - 64) * (w128 - w64) / 64)
 
 
 def model_net(sweep: dict, windows=WINDOWS) -> dict:
@@ -164,7 +168,7 @@ def capacity_table(beyond, queries: int = 15_272) -> str:
         words = bitmap_words(b)
         smem = 128 * words * 4
         lines.append(f"{b:>8,}{b * 128:>11,}{words:>12}{queries * 128 * words:>15,}"
-                     f"{34.65 * words / 16:>10.1f}{smem / 1024:>9.0f} K"
+                     f"{PAPER['grouping_l43_w128'].value * words / 16:>10.1f}{smem / 1024:>9.0f} K"
                      f"{'' if smem <= 227 * 1024 else '!':1}{words:>5}{queries * 128 * 16:>15,}"
                      f"{b // 8:>9} B")
     pages = int(beyond.topk.max()) + 1

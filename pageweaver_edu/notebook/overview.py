@@ -9,6 +9,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 
 from ..records import recorded_results, result_medians
+from .paper_numbers import paper_text
 from .style import style
 
 #: (number, topic, where it runs, the kernels/ sources its live cell launches on an H200).
@@ -23,15 +24,16 @@ CHAPTERS = (
     ("05", "Union preparation: page lists, membership bytes, C4", "CPU + live H200 cell",
      ("union_prepare.cu",)),
     ("06", "The Figure 3 pipeline: two CTAs, two KV slots, events ① and ②", "CPU", ()),
-    ("07", "The Union8 kernel, live", "CPU + live H200 cell", ("union8.cu",)),
+    ("07", "The BF16 cluster kernel: rows, tiles, online softmax, live", "CPU + live H200 cell",
+     ("union8.cu",)),
     ("08", r"Online regroup cost: $T_0$, $T_\text{fixed}$, $T_\text{online}$ and $S_\text{net}$",
      "CPU + live H200 cell", ("regroup.cu", "union_prepare.cu", "union8.cu")),
     ("09", "Direct KV-page pairs", "CPU + live H200 cell (torch on the GPU, no kernel of ours)",
      ()),
     ("10", "Open questions", "CPU (recorded H200 results)", ()),
     ("11", "The paper's claims, placed beside ours", "CPU (recorded H200 results)", ()),
-    ("12", "FP8 Union8: E4M3 path, error budget per stage, speed table", "CPU + live H200 cell",
-     ("union8_fp8.cu",)),
+    ("12", "FP8: the E4M3 path, its error budget, the FP8 cluster kernel and the "
+     "warp-specialized kernel", "CPU + live H200 cell", ("union8_fp8.cu",)),
     ("13", "Your own capture: the series' measures on your file, widgets, the HTML report",
      "CPU + live H200 cell (the regroup on your capture)", ("regroup.cu",)),
 )
@@ -41,7 +43,8 @@ STAGES = (
     ("greedy regroup", "windows of W<br>queries, groups<br>of g = 8", "CPU ref · H200 kernel"),
     ("π", "int32 ids [N]<br>position r runs<br>query π[r]", "Q is never copied"),
     ("union prep.", "U<sub>G</sub> page lists<br>+ membership<br>bytes", "CPU ref · H200 kernel"),
-    ("Union8", "2 CTAs × 4 queries<br>× 16 heads<br>= 2 × M64 tiles", "CPU ref · H200 kernel"),
+    ("Union8 kernel", "2 halves × 4 queries<br>× 16 heads<br>= 2 × M64 tiles",
+     "CPU ref · H200 kernel"),
     ("O at original rows", "position r writes<br>o[π[r]], no<br>reorder pass",
      "output [N, 16, d]"),
 )
@@ -85,16 +88,17 @@ def runs_where_table() -> str:
         "|---|---|---|",
         "| greedy regroup | `greedy_regroup_sets` (readable sets), `greedy_regroup` "
         "(vectorized bitmaps) | one CTA per window, one thread per query, popcounts over 16 "
-        "words; paper: W64 ≈ 19 µs, W128 ≈ 35 µs; this project's pair-mask kernel: "
-        f"{regroup_kernel_times()} |",
+        f"words; paper: W64 {paper_text('grouping_w64')}, W128 {paper_text('grouping_w128')}; "
+        f"this project's pair-mask kernel: {regroup_kernel_times()} |",
         "| union preparation | `prepare_unions` → `UnionPlan` | a preparation kernel: page "
         "lists, membership bytes |",
-        "| attention | `reference_attention` (float64, exact) | Union8: BF16 Q, FP8 E4M3 KV, "
-        "FP32 softmax state, BF16 output |"])
+        "| attention | `reference_attention` (float64, exact) | the FP8 kernels (the paper's "
+        "arithmetic): Q quantized to E4M3 per (query, head) row, FP8 E4M3 KV, FP32 softmax "
+        "state, BF16 output; the BF16 cluster kernel of chapter 07 keeps Q, K, V in BF16 |"])
 
 
 def dataflow_figure() -> go.Figure:
-    """Labelled boxes and arrows: Top-K → regroup → π → preparation → Union8 → O."""
+    """Labelled boxes and arrows: Top-K → regroup → π → preparation → Union8 kernel → O."""
     fig = go.Figure()
     for i, (title, what, where) in enumerate(STAGES):
         dash = "dot" if i in (0, len(STAGES) - 1) else "solid"  # input/output dotted

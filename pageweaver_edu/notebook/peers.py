@@ -1,26 +1,38 @@
-"""Our FP8 Union8 next to FlashInfer on the same inputs, from the recorded H200 files.
+"""The one-SM warp-specialized kernel next to FlashInfer on the same inputs, from the
+recorded H200 files.
 
 Every ``benchmarks/results/union8_fp8_<preset>[_hH]_h200[_<commit>].json`` written by
 ``benchmarks/bench_union8.py --fp8`` with FlashInfer present holds our rows and FlashInfer's rows
-of one run: the warp-specialized Union8 (``union8ws_fp8_*``), FlashInfer's Hopper sparse kernel
-``msa_sparse_attention`` (``flashinfer_msa_fp8``, Union4 tiles of 4 consecutive queries, no
-regroup, FP8 KV) and its paged decode (one request per query, tensor cores, BF16 or FP8 KV).
-Ratios are taken only inside one file. Chapters 08 and 11 and the README print this table.
+of one run: the one-SM warp-specialized kernel (``union8ws_fp8_*``), FlashInfer's Hopper sparse
+kernel ``msa_sparse_attention`` (``flashinfer_msa_fp8``, Union4 tiles of 4 consecutive queries,
+no regroup, FP8 KV) and its paged decode (one request per query, tensor cores, BF16 or FP8 KV).
+Ratios are taken only inside one file. Chapters 08 and 11 print the current files (one per
+preset, without a commit in the name); the README's table, built by ``tools/results_table.py``,
+lists every file with the commit and the build it timed.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
-from ..records import list_records, result_medians
+from ..records import list_records, record_header, result_medians
 from ..records.files import ROOT
+from .paper_numbers import PAPER
 
-#: The paper's headline: Union8 over FlashInfer, geometric mean, FP8 KV on both sides (§5).
-PAPER_SPEEDUP_VS_FLASHINFER = 1.70
+#: A current file: ``union8_fp8_<preset>[_hH]_h200.json``, no commit in the name.
+CURRENT = re.compile(r"union8_fp8_[^/]+_h200\.json$")
 
 
-def peer_records(root: str = str(ROOT)) -> list[dict]:
-    """The FP8 result files that hold FlashInfer rows and our warp-specialized rows.
+def peer_records(root: str = str(ROOT), every_file: bool = False) -> list[dict]:
+    """The FP8 result files that hold FlashInfer rows and the warp-specialized kernel's rows.
+
+    Parameters
+    ----------
+    root : str
+        The checkout.
+    every_file : bool
+        Also the archived files of earlier commits (``..._h200_<commit>.json``).
 
     Returns
     -------
@@ -28,7 +40,8 @@ def peer_records(root: str = str(ROOT)) -> list[dict]:
         Each file's content plus ``path`` (relative to ``root``), sorted by path.
     """
     return [rec for rec in list_records(root, "union8_fp8_*_h200*")
-            if {"flashinfer_msa_fp8", "union8ws_fp8_fixed_w128"} <= set(result_medians(rec))]
+            if {"flashinfer_msa_fp8", "union8ws_fp8_fixed_w128"} <= set(result_medians(rec))
+            and (every_file or CURRENT.search(rec["path"]))]
 
 
 #: (tc_sum, lazy) of a union8ws build -> its name in the table.
@@ -82,33 +95,45 @@ def _pct(x) -> str:
     return "–" if x is None else f"{100 * x:.2f} %"
 
 
-def peer_table(root: str = str(ROOT)) -> str:
-    """The Markdown table (one row per file) and the geometric mean over the newest files."""
-    rows = [peer_row(r) for r in peer_records(root)]
-    lines = ["| preset | KV heads | commit | union8ws build | ours: original / fixed W128 / "
-             "online W128 | NRMS | FlashInfer MSA FP8 | its NRMS | × MSA | MSA programs "
-             "| decode BF16 TC | × decode | decode FP8 TC |",
-             "|---|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
-    for r in rows:
+def peer_table(root: str = str(ROOT), every_file: bool = False) -> str:
+    """The Markdown table (one row per file) and the geometric mean of × MSA.
+
+    The chapters' form (``every_file=False``) reads the current files and prints each run's
+    header (device, date, driver, CUDA, commit) once above the table; ``every_file=True``
+    adds the archived files with a commit and a build column (the README's history).
+    """
+    rows = [(r, peer_row(r)) for r in peer_records(root, every_file)]
+    extra = " commit | build |" if every_file else ""
+    lines = [f"| preset | KV heads |{extra} warp-specialized kernel, µs: original / fixed W128 / "
+             "online W128 | NRMS | FlashInfer MSA FP8, µs | its NRMS | × MSA | MSA programs, "
+             "µs | decode BF16 TC, µs | × decode | decode FP8 TC, µs |",
+             "|---|--:|" + ("---|---|" if every_file else "") + "--:|--:|--:|--:|--:|--:|--:|"
+             "--:|--:|"]
+    for _, r in rows:
         o = r["ours"]
+        cells = f" `{r['commit']}` | {r['build']} |" if every_file else ""
         lines.append(
-            f"| {r['preset']} | {r['heads']} | `{r['commit']}` | {r['build']} | "
+            f"| {r['preset']} | {r['heads']} |{cells} "
             f"{_us(o['original'])} / {_us(o['fixed_w128'])} / {_us(o['online_w128'])} | "
             f"{100 * r['nrms']:.1f} % | {_us(r['msa'])} | {_pct(r['msa_nrms'])} | "
             f"{r['x_msa']:.2f} | "
             f"{_us(r['msa_programs'])} | {_us(r['decode_bf16_tc'])} | {r['x_decode']:.2f} | "
             f"{_us(r['decode_fp8_tc'])} |")
-    return "\n".join(lines) + "\n\n" + peer_summary(rows)
+    head = "" if every_file else "Recorded runs:\n\n" + "\n".join(
+        sorted({"* " + record_header(rec).strip() for rec, _ in rows})) + "\n\n"
+    return head + "\n".join(lines) + "\n\n" + peer_summary([r for _, r in rows], every_file)
 
 
-def peer_summary(rows: list[dict]) -> str:
-    """One paragraph: the geometric mean of × MSA per build beside the paper's 1.70×."""
+def peer_summary(rows: list[dict], by_build: bool = True) -> str:
+    """One paragraph: the geometric mean of × MSA (per build when ``by_build``) beside the
+    paper's speed-up over FlashInfer."""
     parts = []
-    for build in sorted({r["build"] for r in rows}):
-        xs = [r["x_msa"] for r in rows if r["build"] == build]
+    builds = sorted({r["build"] for r in rows}) if by_build else [None]
+    for build in builds:
+        xs = [r["x_msa"] for r in rows if build is None or r["build"] == build]
         gm = math.exp(sum(math.log(x) for x in xs) / len(xs))
-        parts.append(f"{build} build: {gm:.2f}× over {len(xs)} file(s)")
-    return ("Geometric mean of FlashInfer MSA time over our best Union8 call (FP8 KV on both "
-            "sides, same run): " + "; ".join(parts) + f". The paper reports "
-            f"{PAPER_SPEEDUP_VS_FLASHINFER:.2f}× for its Union8 over FlashInfer on its own "
+        parts.append((f"{build} build: " if build else "") + f"{gm:.2f}× over {len(xs)} file(s)")
+    return ("Geometric mean of FlashInfer MSA time over the warp-specialized kernel's best "
+            "call (FP8 KV on both sides, same run): " + "; ".join(parts) + ". The paper reports "
+            f"{PAPER['vs_flashinfer'].text()} for its Union8 over FlashInfer on its own "
             "captures, FP8 KV on both sides.")

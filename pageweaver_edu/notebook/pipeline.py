@@ -45,22 +45,20 @@ def pick_group(plan: UnionPlan, min_diff: int = 12) -> int:
 
 def group_table(pages: np.ndarray, masks: np.ndarray, n_show: int | None = None) -> str:
     """Markdown table of a group's walk: union index k, page id, slot b = k mod 2, the
-    membership bits of member positions r = 0–3 (CTA0) and 4–7 (CTA1), who computes."""
+    membership byte written most significant bit first (bits 7–4: member positions of CTA1,
+    bits 3–0: CTA0, position 0 rightmost), who computes."""
     n = len(pages) if n_show is None else min(n_show, len(pages))
     rows = [
-        "| k | page p | slot b | r = 0–3 (CTA0) | r = 4–7 (CTA1) | CTA0 | CTA1 |",
+        "| k | page p | slot b | bits 7–4 (CTA1) | bits 3–0 (CTA0) | CTA0 | CTA1 |",
         "|---:|---:|---:|:---:|:---:|:---:|:---:|",
     ]
     for i in range(n):
         m = int(masks[i])
-        bits = ["1" if m >> r & 1 else "·" for r in range(8)]
-        work = [
-            "compute" if any(b == "1" for b in bits[4 * c : 4 * c + 4]) else "skip" for c in (0, 1)
-        ]
-        rows.append(
-            f"| {i} | {int(pages[i])} | {i % 2} | `{''.join(bits[:4])}` | "
-            f"`{''.join(bits[4:])}` | {work[0]} | {work[1]} |"
-        )
+        high, low = ("".join("1" if m >> r & 1 else "·" for r in bits)
+                     for bits in (range(7, 3, -1), range(3, -1, -1)))
+        work = ["compute" if m & half else "skip" for half in (0x0F, 0xF0)]
+        rows.append(f"| {i} | {int(pages[i])} | {i % 2} | `{high}` | `{low}` | {work[0]} | "
+                    f"{work[1]} |")
     if n < len(pages):
         rows.append(f"| … | ({len(pages) - n} more) | | | | | |")
     return "\n".join(rows)
@@ -134,9 +132,9 @@ def largest_lead(res: SimResult) -> int:
 def lockstep_table(pages, flags, depths=(2, 4, 6), durations: Durations | None = None) -> str:
     """Markdown table: one group's walk with the two halves sharing ``depth`` slots, per depth.
 
-    Depth 2 is the cluster kernel's Figure 3 (two CTAs on two SMs, two slots each, the loader
-    multicasting into both); a deeper ring is the one-SM kernel, where the two consumer
-    warpgroups read one ring of stages, so the same shared memory holds three times the
+    Depth 2 is the cluster kernels' Figure 3 (two CTAs on two SMs, two slots each, the loader
+    multicasting into both); a deeper ring is the warp-specialized kernel, where the two
+    consumer warpgroups read one ring of slots, so the same shared memory holds three times the
     pages (a page is stored once per group, not once per CTA). The event model is the same:
     page k goes into slot k mod depth after both halves released page k - depth.
     """

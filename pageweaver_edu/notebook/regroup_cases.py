@@ -23,7 +23,7 @@ from ..core.inputs import as_positions, as_request_offsets, positive_int
 from ..core.union_metrics import union_stats
 from ..core.windows import WindowTable, chunk_table, group_table, split_spans, window_table
 from ..regroup.bitmap import regroup_table, window_bitmaps
-from .exercises import Exercise
+from .exercises import Exercise, show_set
 from .style import style
 
 
@@ -233,12 +233,25 @@ def _pick_cases(rng: np.random.Generator):
 
 
 #: Chapter 03: the cost δ(j) = |S_j \ U| of one candidate.
+def _show_delta_inputs(args, kwargs) -> str:
+    row, union = args
+    return f"row = {row} (S_j = {show_set(_valid(row))}), U = {show_set(union)}"
+
+
+def _show_pick_inputs(args, kwargs) -> str:
+    topk, remaining, union = args
+    rows = "; ".join(f"S_{j} = {show_set(_valid(topk[j]))} (δ = {_delta_reference(topk[j], union)})"
+                     for j in remaining)
+    return f"U = {show_set(union)}, R = {list(remaining)}: {rows}"
+
+
 DELTA = Exercise(
     "delta(j)",
     "Write delta(row, union): the number of distinct valid pages of the Top-K row "
     "(ids < 0 are padding) that are not in the union.",
     _delta_reference,
     _delta_cases,
+    show_inputs=_show_delta_inputs,
 )
 
 #: Chapter 03: one greedy round (Algorithm 1, step 2) with its tie-break.
@@ -248,4 +261,5 @@ GREEDY_PICK = Exercise(
     "any order) with the smallest delta, ties to the smallest id.",
     _pick_reference,
     _pick_cases,
+    show_inputs=_show_pick_inputs,
 )

@@ -16,7 +16,7 @@ from ..core.grouping import Grouping
 from ..core.union_metrics import membership_mask, union_stats
 from ..core.union_plan import UnionPlan
 from ..regroup.bitmap import greedy_regroup
-from .exercises import Exercise
+from .exercises import Exercise, show_set, show_value
 from .style import DASHES, SYMBOLS, set_subtitle, set_title, style
 
 BITS = [[0, "#f7f7f7"], [1, "#2166ac"]]
@@ -211,9 +211,27 @@ def _membership_cases(rng: np.random.Generator):
     yield (np.arange(40).reshape(10, 4), [9, 7, 5, 2], 37), {}
 
 
+def show_byte(value, args=(), kwargs=None) -> str:
+    """A membership byte as the series writes it: binary with bit 7 on the left and bit 0
+    (member position 0) on the right, then hex and the set of member positions."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < 256:
+        return show_value(value)
+    value = int(value)
+    positions = show_set(r for r in range(8) if value >> r & 1)
+    return f"0b{value:08b} (0x{value:02x}, positions {positions})"
+
+
+def _show_membership_inputs(args, kwargs) -> str:
+    topk, members, p = args
+    rows = "; ".join(f"r={r}: query {int(i)}, S = {show_set(x for x in topk[i] if x >= 0)}"
+                     for r, i in enumerate(members))
+    return f"p = {int(p)}; {rows}"
+
+
 #: Chapter 05's exercise: the membership byte of one union page.
 MEMBERSHIP = Exercise(
     "membership byte", "Write membership_byte(topk, members, p): topk is int [N, K] (row i = "
     "S_i), members the original ids at member positions r = 0, 1, ... (a slice of π); return "
     "the byte with bit r set when the query at position r selected page p.",
-    membership_reference, _membership_cases)
+    membership_reference, _membership_cases, show_inputs=_show_membership_inputs,
+    show_answer=show_byte)

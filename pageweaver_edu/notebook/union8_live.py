@@ -1,12 +1,12 @@
-"""The live Union8 cells of chapters 07, 08 and 12: the attention kernels on the H200.
+"""The live cells of chapters 07, 08 and 12: the cluster kernels on the H200.
 
-* :data:`UNION8` (chapter 07) — ``kernels/union8.cu`` over one capture's original-order and
-  W128 plans: every row written, bitwise the same in both orders, NRMS against float64, and
-  the attention kernel alone timed.
+* :data:`UNION8` (chapter 07) — the BF16 cluster kernel ``kernels/union8.cu`` over one
+  capture's original-order and W128 plans: every row written, bitwise the same in both
+  orders, NRMS against float64, and the attention kernel alone timed.
 * :data:`ONLINE_COST` (chapter 08) — complete calls T0, T_fixed and T_online at W128 and the
   cost accounting S_exec, C_online, S_net (docs/definitions.md#cost-accounting).
-* :data:`FP8_UNION8` (chapter 12) — ``kernels/union8_fp8.cu`` against the CPU emulation of its
-  arithmetic and the float64 reference on the FP8 cache.
+* :data:`FP8_UNION8` (chapter 12) — the FP8 cluster kernel ``kernels/union8_fp8.cu`` against
+  the CPU emulation of its arithmetic and the float64 reference on the FP8 cache.
 
 Each is a :class:`~.live.LiveKernel`: ``KERNEL.run(**inputs)`` runs it on a GPU or shows the
 recorded file. Chapter 07's figure of one row's online-softmax state (:func:`state_figure`) and
@@ -83,7 +83,7 @@ def _union8_live(records, q, k, v, capture, plans, rng) -> dict:
 
 
 #: Chapter 07. Inputs: ``q``, ``k``, ``v``, ``capture``, ``plans``, ``rng``.
-UNION8 = LiveKernel("Union8 attention, kernels/union8.cu", reference_attention,
+UNION8 = LiveKernel("BF16 cluster kernel, kernels/union8.cu", reference_attention,
                     ("union8_cap64k_h200",), _union8_recorded, _union8_live)
 
 
@@ -132,7 +132,8 @@ def _online_live(records, capture, fixed_perm) -> dict:
 
 
 #: Chapter 08. Inputs: ``capture``, ``fixed_perm``.
-ONLINE_COST = LiveKernel("Union8 complete calls (kernels/regroup.cu, union_prepare.cu, union8.cu)",
+ONLINE_COST = LiveKernel("BF16 cluster kernel, complete calls (kernels/regroup.cu, "
+                         "union_prepare.cu, union8.cu)",
                          greedy_regroup, ("union8_cap64k_h200",), _online_recorded, _online_live)
 
 
@@ -188,7 +189,7 @@ def _fp8_live(records, capture, case, ref, emu) -> dict:
 
 
 #: Chapter 12. Inputs: ``capture``, ``case``, ``ref``, ``emu``.
-FP8_UNION8 = LiveKernel("FP8 Union8 attention, kernels/union8_fp8.cu", fp8_union_attention,
+FP8_UNION8 = LiveKernel("FP8 cluster kernel, kernels/union8_fp8.cu", fp8_union_attention,
                         ("union8_fp8_cap64k_h200",), _fp8_recorded, _fp8_live)
 
 

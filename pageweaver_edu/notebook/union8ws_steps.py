@@ -1,5 +1,5 @@
-"""Chapter 12's build-up of the warp-specialized FP8 Union8 and chapter 07's cost of the
-cluster kernel's lockstep, read from the recorded step table
+"""Chapter 12's build-up of the one-SM warp-specialized kernel and chapter 07's cost of the
+FP8 cluster kernel's lockstep, read from the recorded step table
 (``benchmarks/results/union8ws_steps_cap64k_h200.json``, written by
 ``benchmarks/bench_union8ws_steps.py``: every row timed in one run)."""
 
@@ -8,18 +8,16 @@ from __future__ import annotations
 from ..records import record_header, recorded_results, result_medians
 
 STEM = "union8ws_steps_cap64k_h200"
-#: Step name -> what it adds, in the order of the build-up.
+#: Step name -> what it adds, in the order of the build-up (the build options the same run
+#: timed are compared in benchmarks/bench_union8ws_notes.md, not in the chapter).
 STEPS = {
-    "cluster": "the cluster kernel: two CTAs on two SMs in lockstep through two slots",
+    "cluster": "the FP8 cluster kernel: two CTAs on two SMs in lockstep through two slots each",
     "ws_serial_4stages": "one SM per group: a loader warp and two consumer warpgroups share a "
                          "ring of 4 slots; QK, softmax, PV one after the other",
     "ws_serial_6stages": "the ring grows to 6 slots",
     "ws_overlap_6stages": "intra-warpgroup overlap: next page's QK and this page's PV in "
-                          "flight during the softmax (shipped)",
-    "ws_overlap_6stages_tc_sum": "option: each page's sum of P from the tensor core",
-    "ws_overlap_6stages_lazy": "option: O in the tensor core, lazy rescale",
-    "ws_overlap_6stages_lazy_tc_sum": "option: both",
-    "ws_ablate_no_softmax": "ablation of the default build when recorded: no softmax step",
+                          "flight during the softmax (the warp-specialized kernel)",
+    "ws_ablate_no_softmax": "ablation of the warp-specialized kernel: no softmax step",
     "ws_ablate_no_mma": "the same: no products",
     "ws_ablate_ring_only": "the same: the ring of copies alone",
     "ws_ablate_no_copies": "the same: all the work, but no page copied into the ring",
@@ -40,7 +38,7 @@ def step_table(record: dict | None = None) -> str:
     """
     rec = recorded_results(STEM) if record is None else record
     us = result_medians(rec)
-    lines = ["| step | original µs | W128 µs | × previous (W128) |", "|---|--:|--:|--:|"]
+    lines = ["| step | original order, µs | W128, µs | × previous (W128) |", "|---|--:|--:|--:|"]
     prev = None
     for name, what in STEPS.items():
         if f"{name}_w128" not in us:
@@ -56,7 +54,7 @@ def step_table(record: dict | None = None) -> str:
 
 #: Ablation -> what the build keeps (chapter 07's lockstep table), in the table's order.
 ABLATION_ROWS = {
-    "": "everything (the shipped kernel)",
+    "": "everything (the kernel as it runs)",
     "ring_only": "the slot protocol and the page copies only (no products, no softmax)",
     "no_softmax": "+ the products (P = 0: no softmax step)",
     "no_mma": "+ the softmax step (no products: S constant)",
@@ -65,8 +63,9 @@ ABLATION_ROWS = {
 
 
 def lockstep_table(record: dict | None = None) -> str:
-    """Markdown table of the cluster kernel's ablations beside the warp-specialized kernel's:
-    µs for Union8 (original and W128 order), Union4 (original) and the one-SM kernel (W128).
+    """Markdown table of the FP8 cluster kernel's ablations beside the warp-specialized
+    kernel's: µs for the cluster kernel (original and W128 order), the Union4 kernel (original)
+    and the warp-specialized kernel (W128).
 
     Parameters
     ----------
@@ -74,8 +73,9 @@ def lockstep_table(record: dict | None = None) -> str:
         A loaded step file; default the recorded ``cap64k`` one.
     """
     us = result_medians(recorded_results(STEM) if record is None else record)
-    lines = ["| build keeps | Union8 original | Union8 W128 | Union4 original | "
-             "one SM per group, W128 |", "|---|--:|--:|--:|--:|"]
+    lines = ["| build keeps | FP8 cluster kernel, original, µs | FP8 cluster kernel, W128, µs | "
+             "Union4 kernel, original, µs | warp-specialized kernel, W128, µs |",
+             "|---|--:|--:|--:|--:|"]
     for ab, what in ABLATION_ROWS.items():
         sfx = f"_{ab}" if ab else ""
         ws = f"ws_ablate{sfx}_w128" if ab else "ws_overlap_6stages_w128"  # STEPS' names

@@ -1,7 +1,7 @@
 """The warp-specialized Union8's ring of stages, replayed on the CPU (``kernels/union8ws.cu``).
 
 One SM, four actors, the kernel's state machines step for step
-(docs/definitions.md#warp-specialized-union8):
+(docs/definitions.md#the-warp-specialized-kernel):
 
 * the **scheduler** writes each group's header into one of two header buffers (after both
   consumers and the loader freed it two groups earlier);

@@ -32,40 +32,43 @@ def _ledger(tmp_path, monkeypatch, fp8_check: dict | None):
         (tmp_path / f"{stem}.json").write_text(json.dumps(rec))
     monkeypatch.setenv("PAGEWEAVER_RESULTS_DIR", str(tmp_path))
     records = pcr.load_records()
+    for key in ("fp8_16k", "fp8_h8", "fp8_interleaved"):
+        records[key] = None  # the checkout's own files would be found next
     if fp8_check is None:
-        records["fp8"] = None  # the checkout's own file would be found next
+        records["fp8"] = None
     claims = pc.PaperClaims()
     text = pcr.recorded_claims(claims, records, union_stats(make_preset("cap64k").topk))
     return {r[0]: r for r in claims.rows}, text
 
 
 def test_c17_reads_the_fp8_record_and_the_later_claims_are_there(tmp_path, monkeypatch):
-    check = {"nrms_vs_float64": 0.05, "checked_rows": 64,
-             "bitwise_identical": {"original": True, "online_w128": True}}
+    check = {"union8ws_nrms_vs_float64": 0.05, "checked_rows": 64,
+             "bitwise_identical": {"original": True, "union8ws_online_w128": True}}
     rows, text = _ledger(tmp_path, monkeypatch, check)
     c17 = rows["C17"]
     assert c17[5] == "synthetic H200" and "not built" not in c17[4]
-    assert c17[4].startswith("FP8 Union8 5.00% (64 sampled rows, chapter 12); BF16 Union8 0.200%")
+    assert c17[4].startswith("vs float64 on the FP8 cache: warp-specialized kernel 5.00%")
+    assert rows["C16"][5] == "not here"  # no FlashInfer rows in these files
     assert [c for c in rows if c.startswith("C2") and len(c) == 3][-5:] == [
         "C23", "C24", "C25", "C26", "C27"]
     assert "5.00% vs float64 on 64 sampled rows" in rows["C23"][4]
     assert "inside the paper's range: False" in rows["C23"][4]  # 5 % is above 4.51 %
     assert "online W128 output bitwise the same" in rows["C23"][4]
-    assert "the three pairs lie inside C21's +0.47-0.73%" in rows["C24"][4]
+    assert "the three pairs lie inside C21's +0.47–+0.73 %" in rows["C24"][4]
     assert "the outlier is 49x the largest" in rows["C24"][4]
     assert "over 65,536 tokens" in rows["C25"][4] and "64,424 tokens stay below" in rows["C25"][4]
     assert rows["C25"][5] == "not here"
     assert "1.497/1.295/0.592 ms" in rows["C26"][3] and rows["C26"][5] == "not here"
-    assert rows["C27"][3] == "255; 12.4%; 96.5%"
+    assert rows["C27"][3] == "255; 12.4 %; 96.5 %"
     assert "union8_fp8_cap64k_h200.json" in text and "\n" + " " * 20 + "paper " in text
 
 
 def test_without_the_fp8_record_c17_and_c23_say_what_is_missing(tmp_path, monkeypatch):
     rows, _ = _ledger(tmp_path, monkeypatch, None)
-    assert rows["C17"][4].startswith("BF16 Union8 0.200% vs float64")
+    assert rows["C17"][4] == "needs the kernels" and rows["C17"][5] == "not here"
     assert rows["C23"][4] == "pending (H200)" and rows["C23"][5] == "not here"
-    broken = {"nrms_vs_float64": 0.03, "checked_rows": 8,
-              "bitwise_identical": {"original": True, "online_w128": False}}
+    broken = {"union8ws_nrms_vs_float64": 0.03, "checked_rows": 8,
+              "bitwise_identical": {"original": True, "union8ws_online_w128": False}}
     rows, _ = _ledger(tmp_path, monkeypatch, broken)
     assert "online W128 output NOT identical" in rows["C23"][4]
     assert "inside the paper's range: True" in rows["C23"][4]

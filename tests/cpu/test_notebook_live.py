@@ -87,7 +87,7 @@ def test_gpu_branches_with_stand_ins(fake_gpu, capsys):
     out = live.UNION_PREPARE.run(reps=7).medians
     assert out == {"gpu_union_prepare": 12.5, "gpu_union_prepare[count kernel only]": 12.5}
     text = capsys.readouterr().out
-    assert "live on FakeGPU" in text and "19.30" in text and "34.60" in text
+    assert "live on FakeGPU" in text and "19.3–19.5" in text and "34.6–34.9" in text
     assert text.count("True") == 5 and "No GPU" not in text
     assert [c for c in fake_gpu if c[0] == "bench"] == [("bench", 7)] * 6
 

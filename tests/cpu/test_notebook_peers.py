@@ -39,10 +39,13 @@ def test_table_reads_only_files_with_peer_rows_and_separates_builds(tmp_path):
     no_peers = _record([800, 700, 720, 1050, 1480, 1860, 2770])
     no_peers["results"] = no_peers["results"][:3]
     (res / "union8_fp8_cap16k_h200.json").write_text(json.dumps(no_peers))
-    table = peers.peer_table(str(tmp_path))
+    table = peers.peer_table(str(tmp_path), every_file=True)
     assert table.count("| cap64k |") == 2 and "cap16k" not in table
     assert "lazy build: 2.00×" in table and "shipped build: 1.50×" in table
-    assert "1.70×" in table
+    assert "1.701×" in table
+    current = peers.peer_table(str(tmp_path))  # the chapters: current files, header once
+    assert current.count("| cap64k |") == 1 and "commit abc1234" in current
+    assert "build" not in current.split("Geometric")[1] and "2.00× over 1 file" in current
 
 
 def test_build_comes_from_the_recorded_options():

@@ -43,8 +43,9 @@ def test_cta_page_counts_and_pick_group():
 def test_group_table_rows():
     pages, masks = _plan().group_pages(0)
     text = group_table(pages, masks)
-    assert "| 0 | 1 | 0 | `1111` | `····` | compute | skip |" in text
+    assert "| 0 | 1 | 0 | `····` | `1111` | compute | skip |" in text
     assert "| 1 | 2 | 1 | `1111` | `1111` | compute | compute |" in text
+    assert "bits 7–4 (CTA1) | bits 3–0 (CTA0)" in text
     assert "(1 more)" in group_table(pages, masks, n_show=1)
 
 

@@ -132,10 +132,22 @@ def test_open_questions_tables(records):
     assert oq.balance_table(bal).count("cap64k / ") == 4
 
 
-def test_claims(records):
+FP8_ROWS = {"union8ws_fp8_original": 800.0, "union8ws_fp8_fixed_w128": 700.0,
+            "union8ws_fp8_online_w128": 710.0, "union4_fp8_original": 1200.0,
+            "union8_fp8_original": 1600.0, "flashinfer_msa_fp8": 1050.0}
+
+
+def test_claims(records, tmp_path):
     from pageweaver_edu.notebook import claims as pc
     from pageweaver_edu.notebook import claims_recorded as pcr
 
+    fp8 = {"device": "TestGPU", "date": "d", "commit": "c", "workload": "cap64k",
+           "results": [{"name": k, "median_us": v} for k, v in FP8_ROWS.items()],
+           "check": {"union8ws_nrms_vs_float64": 0.035,
+                     "flashinfer_msa_fp8_nrms_vs_float64": 0.0027}}
+    for stem in ("union8_fp8_cap64k_h200", "union8_fp8_cap16k-high-overlap_h200",
+                 "union8_fp8_cap64k_h8_h200", "union8_fp8_interleaved-64k_h200"):
+        (tmp_path / f"{stem}.json").write_text(json.dumps(fp8))
     claims = pc.PaperClaims()
     ex, text = pc.worked_examples(claims)
     assert ex["a_i"] == [0, 1, 2, 3, 8, 9] and ex["g2_visits"] == [12, 13, 12]
@@ -145,13 +157,20 @@ def test_claims(records):
     original = union_stats(make_preset("cap64k").topk)
     lines = pcr.recorded_claims(claims, loaded, original)
     rows = {r[0]: r for r in claims.rows}
-    assert rows["C3h"][4] == "200.0; 20.00; 180.0 (T0 2.00 ms)"
+    assert rows["C3h"][4] == "100.0; 10.00; 90.0 (T0 0.800 ms)"
     assert rows["C3h"][5] == "synthetic H200"
-    assert rows["C15"][4] == "10.0; 17.3 (cap64k)" and rows["C10h"][4].startswith("0.750x")
-    assert "union8_cap64k_h200.json" in lines
+    assert rows["C15"][4] == "10.0; 17.3 (cap64k)"
+    assert rows["C10h"][4].startswith("warp-specialized kernel 1.50x, FP8 cluster kernel 0.75x")
+    assert rows["C16"][4].startswith("warp-specialized kernel vs FlashInfer MSA FP8: 1.50x over "
+                                     "4 presets (1.50x)")
+    assert rows["C17"][4].startswith("vs float64 on the FP8 cache: warp-specialized kernel "
+                                     "3.50%; FlashInfer MSA 0.27%")
+    assert rows["C17"][3] == "2.246–3.967%; 2.288–4.077%; 6.258–9.120%"
+    assert "union8_cap64k_h200.json" in lines and "union8_fp8_cap64k_h200.json" in lines
     assert claims.exact_lines().endswith("exact rows: 9")
     summary = pcr.summary(loaded)
-    assert "W128 17.3 µs, 0.50× the paper's 34.6 µs" in summary and "S_net +180.0 µs" in summary
+    assert "W128 17.3 µs against 34.6–34.9 µs (0.50-0.50×)" in summary
+    assert "S_net +90.0 µs" in summary
     offline = {"original": (1.371, original), "identity ids": (1.382, original),
                "random ids": (1.832, original), "W512": (1.234, original),
                "W2048": (1.185, original)}
@@ -176,6 +195,7 @@ def test_claims_model_rows():
 
 def test_fp8_tables():
     from pageweaver_edu.notebook import fp8 as f8
+    from pageweaver_edu.notebook import fp8_speed
     from pageweaver_edu.records import recorded_results
 
     b = {key: 0.01 for key in f8.BUDGET_KEYS}
@@ -186,10 +206,11 @@ def test_fp8_tables():
     assert table[6].endswith("| 2 % |  |")
     assert list(f8.budget_bars(b).data[0].y) == [100 * b[k] for k in f8.BUDGET_KEYS]
     fp8 = recorded_results("union8_fp8_cap64k_h200")
-    header, speeds, baselines = f8.speed_table(fp8)
+    header, speeds, peers = fp8_speed.speed_table(fp8)
     assert header.startswith("recorded: NVIDIA H200") and speeds.count("\n") == 7
-    assert baselines.startswith("baselines on the same inputs (same run): ")
-    assert "gather_reference" in baselines
-    targets, verdict = f8.targets_table(fp8)
-    assert targets.count("\n") == 9 and "targets met; missed:" in verdict
+    assert "| warp-specialized kernel | FP8 cluster kernel | BF16 cluster kernel |" in speeds
+    assert peers.startswith("peers on the same inputs (same run)") and "FlashInfer MSA" in peers
+    targets, verdict = fp8_speed.targets_table(fp8)
+    assert targets.count("\n") == 12 and verdict.count("targets met; missed:") == 2
+    assert verdict.startswith("warp-specialized kernel: ")
 

@@ -15,11 +15,10 @@ import numpy as np
 import pytest
 
 from pageweaver_edu import Grouping, greedy_regroup, prepare_unions
-from pageweaver_edu.notebook.bitmap import DELTA, regroup_cost_table, regroup_record_lines
+from pageweaver_edu.notebook.bitmap import DELTA, regroup_cost_table
 from pageweaver_edu.notebook.pipeline import SLOT_SCHEDULE, pipeline_explorer
 from pageweaver_edu.notebook.union import MEMBERSHIP, slot_map_figure, slot_map_view
 from pageweaver_edu.notebook.union8_live import ONLINE_STEP, online_softmax_step, state_figure
-from pageweaver_edu.records import recorded_results
 from pageweaver_edu.replay.pipeline import simulate
 from pageweaver_edu.workloads import make_preset
 
@@ -182,11 +181,3 @@ def test_cost_table_splits_warp_and_shared_memory_levels():
     assert (w64[shfl], w64[shfl + 1], w128[shfl], w128[shfl + 1]) == ("5", "1", "5", "2")
 
 
-def test_regroup_record_lines_name_both_files():
-    lines = regroup_record_lines(128).splitlines()
-    for line, stem in zip(lines, ("gpu_regroup_h200", "union8_cap64k_h200"), strict=True):
-        rec = recorded_results(stem)
-        row = next(r for r in rec["results"] if r["name"] == "gpu_regroup_w128")
-        assert line.startswith(f"{stem}.json: gpu_regroup_w128 {row['median_us']:.2f} µs "
-                               f"(median of {row['reps']} runs; {rec['date']}, commit "
-                               f"{rec['commit']})")

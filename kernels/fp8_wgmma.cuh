@@ -231,7 +231,6 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[64], const uint32_t (&a)[k
   fence_acc(d);
 }
 
-// region: q-row-quantize
 // Q rows g and g + 8 of one query (16 local heads x 128 dims, BF16) -> E4M3 A fragments, one
 // scale per row. raw[hr][c] holds the 4 BF16 values of row g + 8 hr at dims
 // 32 (c >> 1) + 16 (c & 1) + 4t + 0..3, as the A layout places them; the 4 lanes of a quad
@@ -268,7 +267,6 @@ __device__ __forceinline__ void quantize_q_rows(const uint2 (&raw)[2][2 * kKStep
     }
   }
 }
-// endregion: q-row-quantize
 
 // The A fragments of this thread (rows 16 warp + g and + 8 of the M64 tile, see the layouts
 // above) into a shared K-major 64 x 128-byte tile with the 128-byte swizzle, the tile

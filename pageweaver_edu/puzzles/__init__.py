@@ -23,6 +23,7 @@ from importlib import resources
 from ..notebook.kernel_code import kernel_excerpt
 from .attention import SOFTMAX_STEP, UNION_KERNEL
 from .checks import Puzzle, Result, check
+from .engine import PuzzleLaunchError, default_device
 from .fp8 import FP8_ROWS
 from .groups import GREEDY_PICK, UNION_EMIT
 from .selection import BITMAP_DELTAS, VISIBLE_TOKENS
@@ -32,7 +33,8 @@ PUZZLES: dict[int, Puzzle] = {p.number: p for p in (
     VISIBLE_TOKENS, BITMAP_DELTAS, GREEDY_PICK, UNION_EMIT, SLOT_RING, SOFTMAX_STEP, FP8_ROWS,
     UNION_KERNEL)}
 
-__all__ = ["PUZZLES", "Puzzle", "Result", "check", "real_kernel", "reference_solution"]
+__all__ = ["PUZZLES", "Puzzle", "PuzzleLaunchError", "Result", "check", "default_device",
+           "real_kernel", "reference_solution"]
 
 
 def reference_solution(number: int) -> str:
@@ -41,16 +43,24 @@ def reference_solution(number: int) -> str:
     return folder.joinpath(PUZZLES[number].solution).read_text(encoding="utf-8")
 
 
+class Locked(str):
+    """A line shown instead of the real kernel's code while the puzzle is unsolved."""
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+
 def real_kernel(result: Result):
     """The real kernel's code for the piece the reader just built, once the puzzle is solved.
 
     Returns
     -------
-    KernelExcerpt or str
+    KernelExcerpt or Locked
         The excerpt (shown as highlighted CUDA) when ``result.solved``, else one line saying
         that it opens once the puzzle is solved.
     """
     puzzle = PUZZLES[result.puzzle]
     if not result.solved:
-        return f"Solve puzzle {puzzle.number} to see the same piece in kernels/{puzzle.excerpt[0]}."
+        return Locked(f"Solve puzzle {puzzle.number} to see the same piece in "
+                      f"`kernels/{puzzle.excerpt[0]}`.")
     return kernel_excerpt(*puzzle.excerpt)

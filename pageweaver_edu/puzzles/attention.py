@@ -79,7 +79,10 @@ def _softmax_cases(rng: np.random.Generator) -> list[Case]:
                                  [[9, 1, 2], [11, 3, -1]], [2 * PAGE + 5, 3 * PAGE + 1]))
     cases.append(_attention_case("empty support and no visible token", rng,
                                  [[-1, -1], [6, 7]], [PAGE * POOL, 3]))
-    return cases
+    grows = _attention_case("the running max grows on the last page", rng, [[1, 4, 8]],
+                            [PAGE * POOL])
+    grows.data["k"][8, 3] = grows.data["q"][0]  # token 3 of page 8 scores |q|^2: the max
+    return cases + [grows]
 
 
 def reference_rows(case: Case) -> np.ndarray:

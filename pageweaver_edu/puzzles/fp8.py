@@ -106,4 +106,4 @@ def _fp8_run(launch, case: Case) -> str | None:
 
 FP8_ROWS = Puzzle(7, "FP8 E4M3 row quantization of Q and P", FP8, FP8_STARTER,
                   "p7_quantize_rows.cu", _fp8_cases, _fp8_run,
-                  ("fp8_wgmma.cuh", "q-row-quantize"))
+                  ("union8_fp8.cu", "fp8-q-quantize"))

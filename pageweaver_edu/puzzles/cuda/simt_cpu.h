@@ -183,8 +183,13 @@ inline std::string describe_waits() {
     while (j < ts.size() && ts[j].state != DONE && ts[j].state != READY &&
            wait_of(ts[j]) == wait_of(ts[i]))
       ++j;
-    out += "\n  threads " + std::to_string(i) + "-" + std::to_string(j - 1) + " (warps " +
-           std::to_string(i / 32) + "-" + std::to_string((j - 1) / 32) + "): " + wait_of(ts[i]);
+    const std::string warps = i / 32 == (j - 1) / 32
+                                  ? "warp " + std::to_string(i / 32)
+                                  : "warps " + std::to_string(i / 32) + "-" +
+                                        std::to_string((j - 1) / 32);
+    out += "\n  " + (j - i == 1 ? "thread " + std::to_string(i)
+                                 : "threads " + std::to_string(i) + "-" + std::to_string(j - 1)) +
+           " (" + warps + "): " + wait_of(ts[i]);
     i = j;
   }
   return out;

@@ -130,15 +130,16 @@ def _cpu_library(kernel: Kernel, source: str) -> ctypes.CDLL:
     folder = _cache_dir()
     lib = folder / f"{key}.so"
     if not lib.exists():
-        src = folder / f"{key}.cpp"
+        src = folder / f"{key}.{os.getpid()}.cpp"  # own names: parallel test workers
         src.write_text(text, encoding="utf-8")
         cxx = os.environ.get("CXX", "g++")
         done = subprocess.run(
-            [cxx, *CXX_FLAGS, "-shared", f"-I{_header_dir(header)}", "-o", f"{lib}.tmp",
-             str(src)], capture_output=True, text=True, timeout=120)
+            [cxx, *CXX_FLAGS, "-shared", f"-I{_header_dir(header)}", "-o",
+             f"{lib}.{os.getpid()}", str(src)], capture_output=True, text=True, timeout=120)
+        src.unlink()
         if done.returncode != 0:
             raise PuzzleLaunchError("your code does not compile:\n" + _compile_lines(done.stderr))
-        os.replace(f"{lib}.tmp", lib)
+        os.replace(f"{lib}.{os.getpid()}", lib)
     _libraries[key] = ctypes.CDLL(str(lib))
     return _libraries[key]
 

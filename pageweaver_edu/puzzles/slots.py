@@ -6,7 +6,7 @@ The CTAs are two consumer warps of one block here (the real kernel's cluster of 
 shares the same events through distributed shared memory). The harness fills every slot
 slowly and reads it slowly, so a wait that passes too early shows up as a read of the wrong
 stage (the hazard), and a wait for a phase that never completes shows up as a stuck wait (on
-the CPU, the simulator's deadlock report; on a GPU, a wait that gave up after 0.2 s). Each CTA
+the CPU, the simulator's deadlock report; on a GPU, a wait that gave up after 1 s). Each CTA
 must read every stage, in order, exactly once (chapter 06's simulator,
 :func:`pageweaver_edu.replay.pipeline.simulate`, replays the same protocol with durations).
 """

@@ -5,7 +5,7 @@
 #include <cuda_fp8.h>
 #include <stdint.h>
 
-constexpr unsigned long long kPwWaitNs = 200000000ull;  // 0.2 s: far above any puzzle's wait
+constexpr unsigned long long kPwWaitNs = 1000000000ull;  // 1 s: far above any puzzle's wait
 
 __device__ __forceinline__ uint32_t pw_smem(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));

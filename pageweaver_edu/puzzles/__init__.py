@@ -13,6 +13,7 @@ number  what the reader writes                       checked against
 6       the online-softmax step of one page          ``core.attention.reference_attention``
 7       E4M3 row quantization of Q and P             ``replay.fp8``
 8       a mini Union kernel of 8 queries             ``core.attention.reference_attention``
+9       the warp-specialized ring: skip but release  every needed stage read once, in order
 ======  ==========================================  ===============================
 """
 
@@ -27,11 +28,11 @@ from .engine import PuzzleLaunchError, default_device
 from .fp8 import FP8_ROWS
 from .groups import GREEDY_PICK, UNION_EMIT
 from .selection import BITMAP_DELTAS, VISIBLE_TOKENS
-from .slots import SLOT_RING
+from .slots import SLOT_RING, WS_RING
 
 PUZZLES: dict[int, Puzzle] = {p.number: p for p in (
     VISIBLE_TOKENS, BITMAP_DELTAS, GREEDY_PICK, UNION_EMIT, SLOT_RING, SOFTMAX_STEP, FP8_ROWS,
-    UNION_KERNEL)}
+    UNION_KERNEL, WS_RING)}
 
 __all__ = ["PUZZLES", "Puzzle", "PuzzleLaunchError", "Result", "check", "default_device",
            "real_kernel", "reference_solution"]

@@ -1,4 +1,4 @@
-"""Puzzle 5: the slot protocol of Figure 3 — one loader, two consumer CTAs, two KV slots,
+"""Puzzles 5 and 9: the slot protocol of Figure 3 — one loader, two consumer CTAs, two KV slots,
 event ① (full: the stage is in the slot) and event ② (empty: both CTAs are done with it), each
 waited on with the parity of the phase it needs.
 
@@ -7,8 +7,10 @@ shares the same events through distributed shared memory). The harness fills eve
 slowly and reads it slowly, so a wait that passes too early shows up as a read of the wrong
 stage (the hazard), and a wait for a phase that never completes shows up as a stuck wait (on
 the CPU, the simulator's deadlock report; on a GPU, a wait that gave up after 1 s). Each CTA
-must read every stage, in order, exactly once (chapter 06's simulator,
+must read every stage it needs, in order, exactly once (chapter 06's simulator,
 :func:`pageweaver_edu.replay.pipeline.simulate`, replays the same protocol with durations).
+Puzzle 9 is the ring of the warp-specialized kernel: four slots, and a membership bit per stage
+and CTA, so that a CTA skips the stages it does not need and must still release them.
 """
 
 from __future__ import annotations
@@ -20,14 +22,20 @@ from .engine import Kernel, PuzzleLaunchError
 
 LOG = 256  # records kept of the protocol's events
 
-RING_PRELUDE = f"""\
-#define PW_SLOTS 2
+def ring_prelude(slots: int) -> str:
+    """The helpers a ring puzzle gives the reader, for a ring of ``slots`` slots."""
+    return RING_HELPERS.replace("PW_SLOTS_VALUE", str(slots))
+
+
+RING_HELPERS = f"""\
+#define PW_SLOTS PW_SLOTS_VALUE
 #define PW_TILE 32
 #define PW_LOG {LOG}
 struct Ring {{
   uint64_t full[PW_SLOTS];   // event 1: stage in slot s (1 arrival: the loader's copy)
   uint64_t empty[PW_SLOTS];  // event 2: slot s free again (2 arrivals: CTA 0 and CTA 1)
   int tile[PW_SLOTS][PW_TILE];
+  const unsigned char* member;  // member[n]: bit c set when CTA c needs stage n
   int* log;                  // [0] = records, then (actor, kind, n, s, value) per record
   int* seen;                 // seen[cta * stages + n] = the stage CTA cta found for stage n
   int stages;
@@ -55,7 +63,7 @@ __device__ void wait_empty(Ring& r, int n, int s, unsigned parity) {{
   pw_wait(r, &r.empty[s], EV_WAIT_EMPTY, n, s, parity);
 }}
 __device__ void load_stage(Ring& r, int n, int s) {{
-  __nanosleep(4000);  // a slow copy: consumers that do not wait read an old stage
+  __nanosleep(1000);  // the copy takes a while: consumers that do not wait read too early
   volatile int* t = r.tile[s];
   for (int i = 0; i < PW_TILE; ++i) t[i] = 1000 * n + i;
   pw_log(r, EV_LOAD, n, s, 0);
@@ -70,7 +78,7 @@ __device__ void consume_stage(Ring& r, int n, int s) {{
   const int lane = threadIdx.x & 31, cta = threadIdx.x / 32 - 1;
   volatile int* t = r.tile[s];
   const int first = t[lane];
-  __nanosleep(4000);  // a slow read: a loader that does not wait overwrites the slot meanwhile
+  __nanosleep(20000);  // a slow read: a loader that does not wait overwrites the slot meanwhile
   __syncwarp();
   const int again = t[lane];
   // -2: the slot changed during the read (torn); -1: no stage was ever loaded into it.
@@ -82,6 +90,9 @@ __device__ void consume_stage(Ring& r, int n, int s) {{
     r.seen[cta * r.stages + n] = found;
     pw_log(r, EV_READ, n, s, found);
   }}
+}}
+__device__ bool needs_stage(Ring& r, int n) {{  // this consumer CTA's membership bit
+  return (r.member[n] >> (threadIdx.x / 32 - 1)) & 1u;
 }}
 __device__ void release(Ring& r, int n, int s) {{
   __syncwarp();
@@ -108,33 +119,48 @@ __device__ void consumer(Ring& r, int stages) {{ // runs on each consumer warp (
 """
 
 RING_HARNESS = """\
-__global__ void slot_ring(int stages, int* log, int* seen) {
+__global__ void slot_ring(int stages, const unsigned char* member, int* log, int* seen) {
   __shared__ Ring r;
   if (threadIdx.x == 0) {
-    pw_event_init(&r.full[0], 1, "full[0]");
-    pw_event_init(&r.full[1], 1, "full[1]");
-    pw_event_init(&r.empty[0], 2, "empty[0]");
-    pw_event_init(&r.empty[1], 2, "empty[1]");
-    for (int s = 0; s < PW_SLOTS; ++s)
+    const char* full[] = {"full[0]", "full[1]", "full[2]", "full[3]"};
+    const char* empty[] = {"empty[0]", "empty[1]", "empty[2]", "empty[3]"};
+    for (int s = 0; s < PW_SLOTS; ++s) {
+      pw_event_init(&r.full[s], 1, full[s]);
+      pw_event_init(&r.empty[s], 2, empty[s]);
       for (int i = 0; i < PW_TILE; ++i) r.tile[s][i] = -1;
-    r.log = log; r.seen = seen; r.stages = stages; r.stuck = 0;
+    }
+    r.member = member; r.log = log; r.seen = seen; r.stages = stages; r.stuck = 0;
   }
   __syncthreads();
   if (threadIdx.x == 0) loader(r, stages);
   if (threadIdx.x >= 32) consumer(r, stages);
 }
 """
-RING = Kernel("slot_ring", (("int", "stages"), ("int*", "log"), ("int*", "seen")),
-              prelude=RING_PRELUDE, harness=RING_HARNESS)
+RING_PARAMS = (("int", "stages"), ("const unsigned char*", "member"), ("int*", "log"),
+               ("int*", "seen"))
 ACTORS = ("loader", "CTA 0 ", "CTA 1 ")
 LEGEND = "threads 0-31 = warp 0 (the loader: thread 0), warp 1 = CTA 0, warp 2 = CTA 1"
 
 
-def _ring_cases(rng: np.random.Generator) -> list[Case]:
-    random = [Case(f"{n} stages", {"stages": int(n)}) for n in rng.integers(3, 12, size=2)]
-    return random + [Case("1 stage", {"stages": 1}), Case("2 stages (no slot reused)",
-                                                           {"stages": 2}),
-                     Case("6 stages", {"stages": 6})]
+def _slot_cases(rng: np.random.Generator) -> list[Case]:
+    def every(n: int) -> np.ndarray:
+        return np.full(n, 3, np.uint8)
+
+    random = [Case(f"{n} stages", {"member": every(n)}) for n in rng.integers(3, 12, size=2)]
+    return random + [Case("1 stage", {"member": every(1)}),
+                     Case("2 stages (no slot reused)", {"member": every(2)}),
+                     Case("6 stages", {"member": every(6)})]
+
+
+def _ws_cases(rng: np.random.Generator) -> list[Case]:
+    random = [Case(f"{n} stages, random membership",
+                   {"member": rng.integers(1, 4, n).astype(np.uint8)})
+              for n in rng.integers(6, 17, size=2)]
+    lopsided = np.full(12, 2, np.uint8)
+    lopsided[0] = 3
+    return random + [Case("CTA 0 needs only stage 0, CTA 1 all 12", {"member": lopsided}),
+                     Case("3 stages, fewer than the slots", {"member": np.array([1, 2, 3],
+                                                                                np.uint8)})]
 
 
 def _record(e: np.ndarray) -> str:
@@ -158,13 +184,14 @@ def _timeline(log: np.ndarray, last: int = 18) -> str:
     return "the protocol's last events, in order:\n" + skipped + "\n".join(lines)
 
 
-def _ring_run(launch, case: Case) -> str | None:
-    stages = case.data["stages"]
+def _ring_run(launch, case: Case, slots: int) -> str | None:
+    member = case.data["member"]
+    stages = len(member)
     log = np.zeros(1 + 5 * LOG, np.int32)
     seen = np.full(2 * stages, -7, np.int32)
     stuck = ""
     try:
-        launch(1, 96, [stages, log, seen])
+        launch(1, 96, [stages, member, log, seen])
     except PuzzleLaunchError as exc:
         if "deadlock" not in str(exc):
             raise
@@ -173,6 +200,7 @@ def _ring_run(launch, case: Case) -> str | None:
     records = log[1:1 + 5 * count].reshape(count, 5)
     if not stuck and np.any(records[:, 1] == 5):
         stuck = "a wait never completed:\n" + _record(records[records[:, 1] == 5][0])
+    needs = [(cta, n) for cta in range(2) for n in range(stages) if (member[n] >> cta) & 1]
     read = [(cta, n) for cta in range(2) for n in range(stages) if seen[cta * stages + n] != -7]
     wrong = [(cta, n) for cta, n in read if seen[cta * stages + n] != n]
     if wrong:
@@ -181,18 +209,45 @@ def _ring_run(launch, case: Case) -> str | None:
         what = {-1: "found nothing loaded in the slot yet",
                 -2: "found a torn tile (the loader wrote the slot during the read)"}
         then = f"\nthen: {stuck}" if stuck else ""
-        return (f"hazard: CTA {cta}, stage {n} (slot {n % 2}): "
+        return (f"hazard: CTA {cta}, stage {n} (slot {n % slots}): "
                 f"{what.get(got, f'found stage {got} in the slot')}; a CTA may read slot s only "
                 f"after the phase of full[s] that loaded its stage, and the loader may refill "
                 f"it only after both CTAs released it (empty[s]){then}\n{_timeline(log)}")
     if stuck:
         return f"{stuck}\n{_timeline(log)}"
-    missing = [(cta, n) for cta in range(2) for n in range(stages) if (cta, n) not in read]
+    extra = [(cta, n) for cta, n in read if (cta, n) not in needs]
+    if extra:
+        cta, n = extra[0]
+        return (f"CTA {cta} read stage {n}, which it does not need (membership byte "
+                f"0b{int(member[n]):02b}): skip it, but still release its slot\n{_timeline(log)}")
+    missing = [(cta, n) for cta, n in needs if (cta, n) not in read]
     if missing:
         cta, n = missing[0]
-        return f"CTA {cta} never read stage {n}: every stage must be read once\n{_timeline(log)}"
+        return (f"CTA {cta} never read stage {n}: every stage a CTA needs must be read once"
+                f"\n{_timeline(log)}")
     return None
 
 
-SLOT_RING = Puzzle(5, "the Figure 3 slot protocol", RING, RING_STARTER, "p5_slot_ring.cu",
-                   _ring_cases, _ring_run, ("union8.cu", "stage-release"))
+SLOT_RING = Puzzle(5, "the Figure 3 slot protocol",
+                   Kernel("slot_ring", RING_PARAMS, ring_prelude(2), RING_HARNESS),
+                   RING_STARTER, "p5_slot_ring.cu", _slot_cases,
+                   lambda launch, case: _ring_run(launch, case, 2), ("union8.cu", "stage-release"))
+
+WS_STARTER = f"""\
+// The warp-specialized ring: PW_SLOTS = 4 slots, the same helpers as puzzle 5, and
+// needs_stage(r, n): true when this consumer CTA selects stage n (its membership bit). A CTA
+// reads only the stages it needs, but the loader refills a slot only after BOTH CTAs released
+// it, so a CTA releases every stage, the ones it skips included.
+__device__ void loader(Ring& r, int stages) {{   // runs on one thread
+  // {TODO}
+}}
+__device__ void consumer(Ring& r, int stages) {{ // runs on each consumer warp (CTA 0, CTA 1)
+  // {TODO}
+}}
+"""
+
+WS_RING = Puzzle(9, "the warp-specialized ring: skip, but release",
+                 Kernel("slot_ring", RING_PARAMS, ring_prelude(4), RING_HARNESS),
+                 WS_STARTER, "p9_ws_ring.cu", _ws_cases,
+                 lambda launch, case: _ring_run(launch, case, 4),
+                 ("union8ws.cu", "ws-loader-page"))

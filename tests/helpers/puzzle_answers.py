@@ -82,4 +82,16 @@ WRONG_ANSWERS = (
                 "row "),
     WrongAnswer(8, "membership-ignored", "if (!((masks[x] >> r) & 1u)) continue;", "", "O["),
     WrongAnswer(8, "no-length-mask", "token < limits[i] ?", "true ?", "O["),
+    WrongAnswer(9, "skip-without-waiting",
+                "    wait_full(r, n, s, (n / PW_SLOTS) & 1);\n"
+                "    if (needs_stage(r, n)) consume_stage(r, n, s);",
+                "    if (needs_stage(r, n)) {\n"
+                "      wait_full(r, n, s, (n / PW_SLOTS) & 1);\n"
+                "      consume_stage(r, n, s);\n    }",
+                "deadlock", ("never completed", "hazard")),
+    WrongAnswer(9, "skip-without-release", "    release(r, n, s);\n",
+                "    if (needs_stage(r, n)) release(r, n, s);\n", "deadlock",
+                ("never completed",)),
+    WrongAnswer(9, "reads-every-stage", "if (needs_stage(r, n)) consume_stage(r, n, s);",
+                "consume_stage(r, n, s);", "which it does not need"),
 )

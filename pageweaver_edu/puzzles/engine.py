@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
+import functools
 import hashlib
 import os
 import pickle
@@ -85,6 +86,7 @@ def _cpu_source(kernel: Kernel, source: str) -> str:
             f"dim3(gx), dim3(bx), error, error_size);\n}}\n")
 
 
+@functools.lru_cache(maxsize=1)
 def compiler_missing() -> str | None:
     """Why the CPU simulator cannot compile here (no C++ compiler), or None."""
     cxx = os.environ.get("CXX", "g++")

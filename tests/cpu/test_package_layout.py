@@ -18,7 +18,7 @@ LAYERS = {
     "regroup": 1, "replay": 1, "pagepairs": 1,
     "workloads": 2, "gpu": 2, "peers": 2,
     "notebook": 3,
-    "report": 4,
+    "report": 4, "puzzles": 4,
     "cli": 5,
 }
 TOP = 6  # pageweaver_edu/__init__.py re-exports; nothing imports it

@@ -28,8 +28,9 @@ from .union_plan import GpuUnionPlan
 
 SLOTS = 6  # ring stages: 6 x 32 KiB + two 16 KiB Q tiles fit the 227 KiB of an H200 SM
 Q_TILE_BYTES = 4 * HEADS * DIM * 2  # one consumer's 4 queries x 16 heads x 128 dims, BF16
-#: The lazy FP8 consumer's constants (``kLazyShift``, ``kLazyTau`` in union8ws.cu): P is
-#: scaled by 2^6 and a row's reference maximum moves when a page passes it by more than 2.
+#: The lazy FP8 consumer's constants (``kLazyShift``, ``kLazyTau`` in
+#: union8ws_mainloop_fp8_lazy.cuh): P is scaled by 2^6 and a row's reference maximum moves
+#: when a page passes it by more than 2.
 LAZY_SHIFT, LAZY_TAU = 6, 2.0
 #: Timing-only builds of the FP8 kernel (``PW_ABLATE``): the step table's ablations.
 ABLATIONS = ("full", "no_softmax", "no_mma", "ring_only", "no_copies")
@@ -41,6 +42,16 @@ def emulation_options(tc_sum: bool = False, lazy: bool = False) -> dict:
     sums."""
     return {"p_shift": LAZY_SHIFT if lazy else P_SCALE_LOG2,
             "lazy_tau": LAZY_TAU if lazy else None, "p8_sums": bool(tc_sum)}
+
+
+def fp8_build_options(ablate: str = "full", overlap: bool = True, tc_sum: bool = False,
+                      lazy: bool = False) -> tuple[str, ...]:
+    """The nvcc ``-D`` options of one build of ``union8ws_fp8`` (the parameters are
+    :class:`Fp8WsUnionAttention`'s)."""
+    return (ablation_option(ablate, ABLATIONS),
+            f"-DPW_WS_OVERLAP={int(bool(overlap))}",
+            f"-DPW_WS_TC_SUM={int(bool(tc_sum))}",
+            f"-DPW_WS_LAZY={int(bool(lazy))}")
 
 
 class _Persistent:
@@ -105,12 +116,9 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
     def __init__(self, q, kv: Fp8Cache, causal_pos=None, lengths=None, slots: int = SLOTS,
                  scale=None, out=None, ablate: str = "full", overlap: bool = True,
                  tc_sum: bool = False, lazy: bool = False):
-        ablation = ablation_option(ablate, ABLATIONS)
+        options = fp8_build_options(ablate, overlap, tc_sum, lazy)
         super().__init__(q, kv, causal_pos, lengths, slots, scale, out)
-        self.build_options = (ablation,
-                              f"-DPW_WS_OVERLAP={int(bool(overlap))}",
-                              f"-DPW_WS_TC_SUM={int(bool(tc_sum))}",
-                              f"-DPW_WS_LAZY={int(bool(lazy))}")
+        self.build_options = options
         self.tc_sum, self.lazy = bool(tc_sum), bool(lazy)
         self._start_counter()
 

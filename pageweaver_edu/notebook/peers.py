@@ -1,6 +1,6 @@
-"""Our FP8 Union8 next to FlashInfer on the same inputs, from the recorded H200 files.
+"""Our FP8 Union8 next to FlashInfer on the same inputs, from the recorded files.
 
-Every ``benchmarks/results/union8_fp8_<preset>[_hH]_h200[_<commit>].json`` written by
+Every ``benchmarks/results/union8_fp8_<preset>[_hH]_<device>[_<commit>].json`` written by
 ``benchmarks/bench_union8.py --fp8`` with FlashInfer present holds our rows and FlashInfer's rows
 of one run: the warp-specialized Union8 (``union8ws_fp8_*``), FlashInfer's Hopper sparse kernel
 ``msa_sparse_attention`` (``flashinfer_msa_fp8``, Union4 tiles of 4 consecutive queries, no
@@ -27,7 +27,7 @@ def peer_records(root: str = str(ROOT)) -> list[dict]:
     list of dict
         Each file's content plus ``path`` (relative to ``root``), sorted by path.
     """
-    return [rec for rec in list_records(root, "union8_fp8_*_h200*")
+    return [rec for rec in list_records(root, "union8_fp8_*")
             if {"flashinfer_msa_fp8", "union8ws_fp8_fixed_w128"} <= set(result_medians(rec))]
 
 

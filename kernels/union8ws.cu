@@ -34,14 +34,19 @@
 #include "union8ws_mainloop_bf16.cuh"
 #include "union8ws_mainloop_fp8.cuh"
 #include "union8ws_mainloop_fp8_lazy.cuh"
+#include "union8ws_mainloop_fp8acc.cuh"
 #include "union8ws_ring.cuh"
 #include "union8ws_scheduler.cuh"
 
 #include <type_traits>
 
-// The mainloop of the union8ws_fp8 entry: PW_WS_LAZY = 1 O accumulated in the tensor core
-// across pages (union8ws_mainloop_fp8_lazy.cuh); else the fast mode, the cluster kernel's
-// arithmetic (union8ws_mainloop_fp8.cuh).
+// The mainloop of the union8ws_fp8 entry: PW_WS_ACCURATE = 1 the accurate mode (two-level
+// E4M3 Q and P, union8ws_mainloop_fp8acc.cuh); else PW_WS_LAZY = 1 O accumulated in the
+// tensor core across pages (union8ws_mainloop_fp8_lazy.cuh); else the fast mode, the cluster
+// kernel's arithmetic (union8ws_mainloop_fp8.cuh).
+#ifndef PW_WS_ACCURATE
+#define PW_WS_ACCURATE 0
+#endif
 #ifndef PW_WS_LAZY
 #define PW_WS_LAZY 0
 #endif
@@ -149,7 +154,9 @@ __device__ __forceinline__ void union8ws(const Args& a) {
   consume<Mainloop>(a, base, warp / 4 - 1);
 }
 
-using Fp8Build = std::conditional_t<PW_WS_LAZY, Fp8LazyMainloop, Fp8Mainloop>;
+using Fp8Build = std::conditional_t<
+    PW_WS_ACCURATE, Fp8AccMainloop,
+    std::conditional_t<PW_WS_LAZY, Fp8LazyMainloop, Fp8Mainloop>>;
 
 }  // namespace union8ws
 }  // namespace pageweaver

@@ -7,7 +7,8 @@
 //   do no exponentials); the causal / length column mask only on a partially visible page;
 //   O_p = P8 V8 in two halves of 64 output dims, each folded as O = fma(O, a, O_p).
 //
-// Every mainloop (this file, union8ws_mainloop_fp8_lazy.cuh, union8ws_mainloop_bf16.cuh) has the interface the page walk of union8ws.cu calls:
+// Every mainloop (this file, union8ws_mainloop_fp8_lazy.cuh, union8ws_mainloop_fp8acc.cuh,
+// union8ws_mainloop_bf16.cuh) has the interface the page walk of union8ws.cu calls:
 //   kStagesPerPage                  ring stages per page
 //   Frag                            what one page hands from its softmax to its PV (the walk
 //                                   keeps two and alternates them)

@@ -6,7 +6,8 @@ stage (docs/definitions.md#warp-specialized-union8). Inputs as for the cluster k
 
 * :class:`Fp8WsUnionAttention` — an :class:`~.fp8_tiles.Fp8Cache`; the FP8 cluster kernel's
   arithmetic op for op (outputs bitwise identical to it), with two measured alternatives as
-  options (``tc_sum``, ``lazy``);
+  options (``tc_sum``, ``lazy``), and the accurate mode (``accurate=True``: Q and P as two-level
+  E4M3 operands);
 * :class:`Bf16WsUnionAttention` — BF16 ``(k, v)``, packed once into half-page tiles
   (:func:`~.bf16_tiles.bf16_half_pages`); BF16 products accumulated in FP32.
 
@@ -36,22 +37,27 @@ LAZY_SHIFT, LAZY_TAU = 6, 2.0
 ABLATIONS = ("full", "no_softmax", "no_mma", "ring_only", "no_copies")
 
 
-def emulation_options(tc_sum: bool = False, lazy: bool = False) -> dict:
+def emulation_options(tc_sum: bool = False, lazy: bool = False, accurate: bool = False) -> dict:
     """Keyword arguments of :func:`pageweaver_edu.replay.fp8.fp8_union_attention` that emulate
     the FP8 build with these options: the P scale, the lazy rescale, which probabilities l
-    sums."""
+    sums, and the two-level Q and P of the accurate mode."""
     return {"p_shift": LAZY_SHIFT if lazy else P_SCALE_LOG2,
-            "lazy_tau": LAZY_TAU if lazy else None, "p8_sums": bool(tc_sum)}
+            "lazy_tau": LAZY_TAU if lazy else None, "p8_sums": bool(tc_sum),
+            "operands": "two_level" if accurate else "e4m3"}
 
 
 def fp8_build_options(ablate: str = "full", overlap: bool = True, tc_sum: bool = False,
-                      lazy: bool = False) -> tuple[str, ...]:
+                      lazy: bool = False, accurate: bool = False) -> tuple[str, ...]:
     """The nvcc ``-D`` options of one build of ``union8ws_fp8`` (the parameters are
-    :class:`Fp8WsUnionAttention`'s)."""
+    :class:`Fp8WsUnionAttention`'s); the accurate mode has no lazy or tensor-core-sum form."""
+    if accurate and (tc_sum or lazy):
+        raise PageWeaverInputError("accurate=True runs its own arithmetic: it takes neither "
+                                   "tc_sum nor lazy")
     return (ablation_option(ablate, ABLATIONS),
             f"-DPW_WS_OVERLAP={int(bool(overlap))}",
             f"-DPW_WS_TC_SUM={int(bool(tc_sum))}",
-            f"-DPW_WS_LAZY={int(bool(lazy))}")
+            f"-DPW_WS_LAZY={int(bool(lazy))}",
+            f"-DPW_WS_ACCURATE={int(bool(accurate))}")
 
 
 class _Persistent:
@@ -105,7 +111,13 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
     4 % FP8 budget, so it is not the default: its own arithmetic emulates at 3.7 %, the rest
     most likely comes with O accumulated across pages by the FP8 tensor core). ``ablate`` (one
     of :data:`ABLATIONS`) and ``overlap=False`` (products one after the other) build the
-    variants of ``benchmarks/bench_union8ws_steps.py``; the other parameters are
+    variants of ``benchmarks/bench_union8ws_steps.py``.
+
+    ``accurate=True`` is the accurate mode: the same cache and FP8 tensor cores, with Q and P
+    each fed as a high and a low E4M3 part (``kernels/union8ws_mainloop_fp8acc.cuh``; emulated
+    by ``replay.fp8`` with ``operands="two_level"``): about 0.19 % NRMS against float64 on the
+    FP8 cache where the fast mode has 3.5 %, for twice the tensor-core work per page. It takes
+    neither ``tc_sum`` nor ``lazy``. The other parameters are
     :class:`~.union_attention.UnionAttention`'s.
     """
 
@@ -115,16 +127,16 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
 
     def __init__(self, q, kv: Fp8Cache, causal_pos=None, lengths=None, slots: int = SLOTS,
                  scale=None, out=None, ablate: str = "full", overlap: bool = True,
-                 tc_sum: bool = False, lazy: bool = False):
-        options = fp8_build_options(ablate, overlap, tc_sum, lazy)
+                 tc_sum: bool = False, lazy: bool = False, accurate: bool = False):
+        options = fp8_build_options(ablate, overlap, tc_sum, lazy, accurate)
         super().__init__(q, kv, causal_pos, lengths, slots, scale, out)
         self.build_options = options
-        self.tc_sum, self.lazy = bool(tc_sum), bool(lazy)
+        self.tc_sum, self.lazy, self.accurate = bool(tc_sum), bool(lazy), bool(accurate)
         self._start_counter()
 
     def emulation_options(self) -> dict:
         """:func:`emulation_options` of this build."""
-        return emulation_options(self.tc_sum, self.lazy)
+        return emulation_options(self.tc_sum, self.lazy, self.accurate)
 
     def operands(self) -> tuple[int, ...]:
         """The cluster kernel's six, then the group counter and its value before this launch."""

@@ -26,6 +26,7 @@ BUILDS = {
     "lazy": {"lazy": True},
     "lazy_tc_sum": {"lazy": True, "tc_sum": True},
     "serial": {"overlap": False},
+    "accurate": {"accurate": True},
     **{f"ablate_{a}": {"ablate": a} for a in ABLATIONS if a != "full"},
 }
 NO_PRODUCTS = {"ablate_no_mma", "ablate_ring_only"}

@@ -24,43 +24,23 @@ import json
 import time
 from pathlib import Path
 
-import numpy as np
+from fp8_lazy_emulation import preset_sample
 
-from pageweaver_edu.replay.fp8 import (
-    OPERANDS,
-    fp8_union_attention,
-    nrms,
-    quantize_kv,
-    reference_on_cache,
-)
+from pageweaver_edu.replay.fp8 import OPERANDS, fp8_union_attention, nrms
 from pageweaver_edu.replay.fp8_budget import STAGE_SWITCHES
-from pageweaver_edu.workloads import make_preset, preset_names
+from pageweaver_edu.workloads import preset_names
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def preset_study(name: str, rows: int) -> dict:
     """NRMS vs float64 of every operand choice, and of each stage of ``two_level`` alone."""
-    import torch
-
-    cap = make_preset(name, seed=0)
-    topk = cap.topk[None]  # one KV head
-    n, pages = topk.shape[1], int(topk.max()) + 1
-    gen = torch.Generator().manual_seed(0)
-    q = torch.randn((n, 16, 128), generator=gen).to(torch.bfloat16)
-    k = torch.randn((pages, 1, 128, 128), generator=gen).to(torch.bfloat16)
-    v = torch.randn((pages, 1, 128, 128), generator=gen).to(torch.bfloat16)
-    kv = quantize_kv(k, v)
-    pick = np.sort(np.random.default_rng(0).choice(n, min(n, rows), replace=False))
-    qs, ts = q[torch.from_numpy(pick)], topk[:, pick]
-    cs = None if cap.causal_pos is None else cap.causal_pos[pick]
-    ls = None if cap.lengths is None else cap.lengths[pick]
-    ref = reference_on_cache(qs, kv, ts, cs, ls)
+    qs, kv, ts, cs, ls, ref = preset_sample(name, rows)
 
     def run(**kw):
         return nrms(fp8_union_attention(qs, kv, ts, cs, ls, **kw).float(), ref)
 
-    out = {"rows": len(pick), "total": {op: run(operands=op) for op in OPERANDS}}
+    out = {"rows": len(qs), "total": {op: run(operands=op) for op in OPERANDS}}
     out["two_level_stages"] = {stage: run(operands="two_level", **sw)
                                for stage, sw in STAGE_SWITCHES.items() if stage != "total"}
     return out

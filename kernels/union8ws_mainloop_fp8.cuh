@@ -92,7 +92,24 @@ __device__ __forceinline__ void fill_ones(uint32_t ones, int tid) {
                : "memory");
 }
 
-struct Fp8Mainloop {
+// What the fast and the lazy FP8 mainloops share: the consumer's Q8 tile (and the ones tile
+// behind it), my thread's place in the fragments, Q8's row factors rf.
+struct Fp8QTile {
+  int warp, g, t;
+  uint32_t q8, ones;
+  float rf_lo, rf_hi;  // Q8's row factors (log2 units)
+
+  __device__ __forceinline__ Fp8QTile(uint32_t q_tile, int tid)
+      : warp(tid >> 5), g((tid & 31) >> 2), t(tid & 3), q8(q_tile), ones(q_tile + kOnesOffset) {
+    if constexpr (PW_WS_TC_SUM) fill_ones(ones, tid);
+  }
+  template <class Ring>
+  __device__ __forceinline__ void load_q(const Args& a, const Ring& w, int q_stage) {
+    build_q8(a, w, q_stage, q8, g, t, rf_lo, rf_hi);
+  }
+};
+
+struct Fp8Mainloop : Fp8QTile {
   static constexpr int kStagesPerPage = 1;
   // The online-softmax step of a page comes in two parts (softmax_a: the row maxima and the
   // exponentials of columns 0 .. 63; softmax_b: columns 64 .. 127 and the running sums), each
@@ -103,22 +120,13 @@ struct Fp8Mainloop {
     float al_lo, al_hi;      // a = 2^(m - m') of rows g, g + 8
   };
 
-  int warp, g, t;
-  uint32_t q8, ones;
-  float rf_lo, rf_hi;          // Q8's row factors (log2 units)
   float o[64];                 // O of rows g, g + 8
   float m_lo, m_hi;            // running max (log2 units)
   float l_lo, l_hi;            // this thread's part of the running sums (x 2^8)
   float d[64], op[32], rs[4];  // S; half of O_p; the page's row sums (PW_WS_TC_SUM)
 
   __device__ __forceinline__ Fp8Mainloop(const Args&, uint32_t q_tile, int tid)
-      : warp(tid >> 5), g((tid & 31) >> 2), t(tid & 3), q8(q_tile), ones(q_tile + kOnesOffset) {
-    if constexpr (PW_WS_TC_SUM) fill_ones(ones, tid);
-  }
-  template <class Ring>
-  __device__ __forceinline__ void load_q(const Args& a, const Ring& w, int q_stage) {
-    build_q8(a, w, q_stage, q8, g, t, rf_lo, rf_hi);
-  }
+      : Fp8QTile(q_tile, tid) {}
   __device__ __forceinline__ void begin_group() {
 #pragma unroll
     for (int i = 0; i < 64; ++i) o[i] = 0.f;

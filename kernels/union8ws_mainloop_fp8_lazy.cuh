@@ -13,27 +13,18 @@ namespace union8ws {
 constexpr int kLazyShift = 6;     // p = 2^(6 + rf S - m): at most 2^(6 + kLazyTau) = 256
 constexpr float kLazyTau = 2.f;   // a row rescales only when its maximum grows by more
 
-struct Fp8LazyMainloop {
+struct Fp8LazyMainloop : Fp8QTile {
   static constexpr int kStagesPerPage = 1;
   struct Frag {
     uint32_t p[kKSteps][4];  // P8, the A fragments of PV
   };
 
-  int warp, g, t;
-  uint32_t q8, ones;
-  float rf_lo, rf_hi;
   float o[64], l4[4];  // l4: see softmax
   float m_lo, m_hi;    // reference maxima (log2 units) of rows g, g + 8
   float d[64];
 
   __device__ __forceinline__ Fp8LazyMainloop(const Args&, uint32_t q_tile, int tid)
-      : warp(tid >> 5), g((tid & 31) >> 2), t(tid & 3), q8(q_tile), ones(q_tile + kOnesOffset) {
-    if constexpr (PW_WS_TC_SUM) fill_ones(ones, tid);
-  }
-  template <class Ring>
-  __device__ __forceinline__ void load_q(const Args& a, const Ring& w, int q_stage) {
-    build_q8(a, w, q_stage, q8, g, t, rf_lo, rf_hi);
-  }
+      : Fp8QTile(q_tile, tid) {}
   __device__ __forceinline__ void begin_group() {
 #pragma unroll
     for (int i = 0; i < 4; ++i) l4[i] = 0.f;

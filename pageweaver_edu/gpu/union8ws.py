@@ -123,6 +123,8 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
 
     source = "union8ws.cu"
     entries = {8: UnionEntry("union8ws_fp8", 1)}
+    #: the builds tools/gpu_precompile.py compiles: the fast and the accurate mode
+    prebuilt_options = (fp8_build_options(), fp8_build_options(accurate=True))
     operand_format = "PPPPPPP" + "Q"  # q, k, v^T, o, k scales, v scales, counter, counter base
 
     def __init__(self, q, kv: Fp8Cache, causal_pos=None, lengths=None, slots: int = SLOTS,

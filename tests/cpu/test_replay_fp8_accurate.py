@@ -19,6 +19,7 @@ from pageweaver_edu.replay.fp8 import (  # noqa: E402
     to_e4m3,
     two_level,
 )
+from pageweaver_edu.replay.fp8_budget import budget, error_budget, make_case  # noqa: E402
 from pageweaver_edu.workloads import make_preset  # noqa: E402
 from tests.cpu.test_replay_fp8 import _inputs  # noqa: E402
 
@@ -88,3 +89,18 @@ def test_front_end_options_of_the_accurate_mode():
     for kw in ({"lazy": True}, {"tc_sum": True}):
         with pytest.raises(PageWeaverInputError, match="accurate"):
             fp8_build_options(accurate=True, **kw)
+
+
+def test_error_budget_of_the_accurate_mode():
+    """Q's and P's stages shrink by more than 8x with two-level operands; what is left is
+    mostly the BF16 output, which the operands do not touch."""
+    q, kk, v, topk, cpos, lens = _inputs(11, 48, 20, 8, 1, True, True)
+    fast = error_budget(q, kk, v, topk, cpos, lens)
+    acc = error_budget(q, kk, v, topk, cpos, lens, operands="two_level")
+    for stage in ("q_quantization", "p_quantization"):
+        assert acc[stage] < fast[stage] / 8, stage
+    assert acc["bf16_output"] == fast["bf16_output"]
+    assert acc["total"] <= ACCURATE_NRMS_MAX and acc["bf16_output"] > acc["q_quantization"]
+    case = make_case(topk[0][:16], None if cpos is None else cpos[:16],
+                     None if lens is None else lens[:16])
+    assert budget(case, operands="two_level")["total"] <= ACCURATE_NRMS_MAX

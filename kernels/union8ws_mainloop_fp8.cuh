@@ -92,6 +92,29 @@ __device__ __forceinline__ void fill_ones(uint32_t ones, int tid) {
                : "memory");
 }
 
+// Two page steps the fast and the accurate FP8 mainloops share. S of page cur and the softmax
+// step on it with nothing else in flight (the group's first working page; the serial
+// schedule):
+template <class Mainloop, class Ring, class Frag>
+__device__ __forceinline__ void s_and_softmax(Mainloop& ml, const Ring& w, const Page& cur,
+                                              Frag& f) {
+  ml.issue_s(w.stage(cur.s()));
+  wgmma_wait<0>();
+  fence_acc(ml.d);
+  ml.softmax_a(cur, f);
+  ml.softmax_b(cur, f);
+}
+// The PV of page cur in its two halves of 64 output dims, each folded once done (the group's
+// last working page; the serial schedule).
+template <class Mainloop, class Ring, class Frag>
+__device__ __forceinline__ void pv_halves(Mainloop& ml, const Ring& w, const Page& cur,
+                                          const Frag& f) {
+  ml.template issue_pv<0>(f, w.stage(cur.s()));
+  ml.template fold<0>(cur, f);
+  ml.template issue_pv<1>(f, w.stage(cur.s()));
+  ml.template fold<1>(cur, f);
+}
+
 // What the fast and the lazy FP8 mainloops share: the consumer's Q8 tile (and the ones tile
 // behind it), my thread's place in the fragments, Q8's row factors rf.
 struct Fp8QTile {
@@ -203,13 +226,11 @@ struct Fp8Mainloop : Fp8QTile {
     __syncwarp();
   }
 
+  __device__ __forceinline__ void issue_s(uint32_t st) { issue_qk(d, q8, st); }
+
   template <class Ring>
   __device__ __forceinline__ void first(const Ring& w, const Page& cur, Frag& f) {
-    issue_qk(d, q8, w.stage(cur.s()));
-    wgmma_wait<0>();
-    fence_acc(d);
-    softmax_a(cur, f);
-    softmax_b(cur, f);
+    s_and_softmax(*this, w, cur, f);
   }
   // QK(next) and the first half of PV(this page) are issued together, softmax part A of the
   // next page runs behind them, the second half of PV is issued after the first is folded and
@@ -228,23 +249,13 @@ struct Fp8Mainloop : Fp8QTile {
       softmax_b(nxt, f_nxt);
       fold<1>(cur, f);
     } else {  // one product at a time
-      issue_pv<0>(f, w.stage(cur.s()));
-      fold<0>(cur, f);
-      issue_pv<1>(f, w.stage(cur.s()));
-      fold<1>(cur, f);
-      issue_qk(d, q8, w.stage(nxt.s()));
-      wgmma_wait<0>();
-      fence_acc(d);
-      softmax_a(nxt, f_nxt);
-      softmax_b(nxt, f_nxt);
+      pv_halves(*this, w, cur, f);
+      s_and_softmax(*this, w, nxt, f_nxt);
     }
   }
   template <class Ring>
   __device__ __forceinline__ void last(const Ring& w, const Page& cur, const Frag& f) {
-    issue_pv<0>(f, w.stage(cur.s()));
-    fold<0>(cur, f);
-    issue_pv<1>(f, w.stage(cur.s()));
-    fold<1>(cur, f);
+    pv_halves(*this, w, cur, f);
   }
   // O and l both carry the 2^8 of P; V's scale here.
   __device__ __forceinline__ void store(const Args& a, int qid, int head) const {

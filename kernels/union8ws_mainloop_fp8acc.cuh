@@ -89,7 +89,7 @@ struct Fp8AccMainloop {
   // S = Q8hi K8^T + Q8lo K8^T of the page at stage address st, issued as one group. The Q
   // descriptors are made here on every page (q is opaque to the compiler): hoisted out of the
   // page loop they would hold 8 registers the fragments of P need.
-  __device__ __forceinline__ void issue_qk(uint32_t st) {
+  __device__ __forceinline__ void issue_s(uint32_t st) {
     if constexpr (kProducts) {
       uint32_t q = q8;
       asm volatile("" : "+r"(q));
@@ -178,17 +178,13 @@ struct Fp8AccMainloop {
 
   template <class Ring>
   __device__ __forceinline__ void first(const Ring& w, const Page& cur, Frag& f) {
-    issue_qk(w.stage(cur.s()));
-    wgmma_wait<0>();
-    fence_acc(d);
-    softmax_a(cur, f);
-    softmax_b(cur, f);
+    s_and_softmax(*this, w, cur, f);
     split_p(cur, f);
   }
   template <class Ring>
   __device__ __forceinline__ void step(const Ring& w, const Page& cur, const Frag& f,
                                        const Page& nxt, Frag& f_nxt) {
-    issue_qk(w.stage(nxt.s()));
+    issue_s(w.stage(nxt.s()));
     issue_pv<0>(f, w.stage(cur.s()));
     wgmma_wait<1>();  // S of the next page is there; the first PV half still runs
     fence_acc(d);
@@ -201,10 +197,7 @@ struct Fp8AccMainloop {
   }
   template <class Ring>
   __device__ __forceinline__ void last(const Ring& w, const Page& cur, const Frag& f) {
-    issue_pv<0>(f, w.stage(cur.s()));
-    fold<0>(cur, f);
-    issue_pv<1>(f, w.stage(cur.s()));
-    fold<1>(cur, f);
+    pv_halves(*this, w, cur, f);
   }
   // O and l both carry the 2^8 of P; V's scale here.
   __device__ __forceinline__ void store(const Args& a, int qid, int head) const {

@@ -11,7 +11,7 @@ enters the events. ``median_us`` is with the L2 flushed (inputs come from HBM),
 Sweeps: N = 1K … 64K queries (cap64k rows tiled) × KV heads 1 … 8 (each head its own Top-K,
 one launch for all heads).
 
-    python benchmarks/bench_gpu_regroup.py --out benchmarks/results/gpu_regroup_h200.json
+    python benchmarks/bench_gpu_regroup.py [--out benchmarks/results/gpu_regroup_<device>.json]
 
 The file's ``commit`` is ``$PAGEWEAVER_COMMIT`` when set, else git's HEAD (``+worktree`` when
 tracked files differ), else "uncommitted" (:func:`pageweaver_edu.records.source_commit`).
@@ -31,7 +31,7 @@ from pageweaver_edu import greedy_regroup, prepare_unions
 from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.core.progress import progress
 from pageweaver_edu.gpu.device import require_gpu
-from pageweaver_edu.records import result_environment
+from pageweaver_edu.records import device_tag, result_environment
 from pageweaver_edu.workloads import make_preset
 
 PAPER_US = {"gpu_regroup_w64": 19.3, "gpu_regroup_w128": 34.6}
@@ -50,7 +50,8 @@ def cpu_median_us(fn, reps=5):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="benchmarks/results/gpu_regroup_h200.json")
+    ap.add_argument("--out", default=None,
+                    help="default: benchmarks/results/gpu_regroup_<device>.json")
     ap.add_argument("--reps", type=int, default=300)
     ap.add_argument("--no-sweep", action="store_true")
     args = ap.parse_args(argv)
@@ -221,7 +222,8 @@ def main(argv=None) -> int:
               "method": "CUDA events, median of reps after warm-up; stream kept busy ahead of "
                         "each timed launch (256 MiB L2 flush + 300 us spin kernel)",
               "results": rows, "diagnostics": diagnostics}
-    out_path = Path(args.out)
+    tag = device_tag(record["device"])
+    out_path = Path(args.out or f"benchmarks/results/gpu_regroup_{tag}.json")
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     print(f"\nwrote {out_path}\n{'name':44s} {'median us':>10s} {'warm us':>9s}  note")

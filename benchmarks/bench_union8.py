@@ -22,8 +22,8 @@ Per preset (default ``cap64k``, ``cap16k-high-overlap``, ``interleaved-64k``) an
 3. derived: union visits, C4, S_exec = T0 - T_fixed, C_online = T_online - T_fixed,
    S_net = T0 - T_online, TFLOP/s on the C4 work (C4 x 64 rows x 128 tokens x 128 dims x 4).
 
-Writes ``benchmarks/results/union8_<preset>[_hH]_h200.json`` (copied to $OUT when set) and
-prints a compact table last.
+Writes ``benchmarks/results/union8_<preset>[_hH]_<device>.json`` (the device that ran it:
+``h100``, ``h200``; copied to $OUT when set) and prints a compact table last.
 
     python benchmarks/bench_union8.py [--presets cap64k,...] [--heads 1,8] [--reps 30]
 
@@ -38,7 +38,7 @@ every ordering, then ``union8_fp8_original`` / ``_fixed_w128`` / ``_online_w128`
 the gather reference of the same run, and the warp-specialized FP8 kernel at W64 and W128 with
 the fused online plan (``union8ws_fp8_online_wW``) and with the two launches before it
 (``_twopass``: the regroup, then the union preparation), their accounting under
-``accounting["union8ws_wW"]``; writes ``union8_fp8_<preset>[_hH]_h200.json``.
+``accounting["union8ws_wW"]``; writes ``union8_fp8_<preset>[_hH]_<device>.json``.
 ``--smoke --fp8`` is the FP8 smoke test (for compute-sanitizer; ``--smoke-kernels cluster`` or
 ``ws`` runs one kernel family only).
 
@@ -67,7 +67,7 @@ from union8_bench_fp8 import print_fp8_table, run_preset_fp8, smoke_fp8
 from pageweaver_edu.core.attention import reference_attention
 from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.core.progress import progress
-from pageweaver_edu.records import result_environment
+from pageweaver_edu.records import device_tag, result_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"vs_flex": 15.0, "vs_gather": 10.0, "tflops_c4": 300.0}
@@ -288,7 +288,7 @@ def main(argv=None) -> int:
             traceback.print_exc()
             continue
         stem = (f"union8{'_fp8' if args.fp8 else ''}_{name}"
-                + ("" if heads == 1 else f"_h{heads}") + "_h200")
+                + ("" if heads == 1 else f"_h{heads}") + f"_{device_tag(env['device'])}")
         path = out_dir / f"{stem}.json"
         path.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
         copy = Path(os.environ.get("OUT", path.parent)) / path.name

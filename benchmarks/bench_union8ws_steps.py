@@ -24,7 +24,7 @@ attention kernel alone (CUDA events, L2 flushed, median of ``--reps``):
 Every variant with the cluster arithmetic is first checked bitwise against the cluster kernel;
 the options with their own arithmetic for bitwise equality across orderings and against the
 cluster kernel's output by NRMS (NaN-poisoned outputs).
-Writes ``benchmarks/results/union8ws_steps_<preset>_h200.json`` (and a copy to $OUT) and
+Writes ``benchmarks/results/union8ws_steps_<preset>_<device>.json`` (and a copy to $OUT) and
 prints the table last.
 
     python3 benchmarks/bench_union8ws_steps.py [--presets cap64k] [--reps 30]
@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import union8_bench_common as common
 
-from pageweaver_edu.records import result_environment
+from pageweaver_edu.records import device_tag, result_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = {  # name -> Fp8WsUnionAttention keyword arguments (default: the cluster's arithmetic)
@@ -143,7 +143,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for name in (p for p in args.presets.split(",") if p):
         rec = run_preset(name, args, env)
-        path = out / f"union8ws_steps_{name}_h200.json"
+        path = out / f"union8ws_steps_{name}_{device_tag(env['device'])}.json"
         path.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
         copy = Path(os.environ.get("OUT", path.parent)) / path.name
         if copy.resolve() != path.resolve():

@@ -31,8 +31,10 @@ ARITHMETICS = (
 )
 
 
-def preset_nrms(name: str, rows: int) -> dict[str, float]:
-    """NRMS against float64 of every arithmetic on ``rows`` random rows of preset ``name``."""
+def preset_sample(name: str, rows: int):
+    """``rows`` random rows of preset ``name`` (one KV head, random BF16 Q/K/V drawn on the CPU,
+    seed 0): ``(q, kv, topk, causal_pos, lengths, ref)`` with the FP8 cache and the float64
+    reference on it, the arguments of ``replay.fp8.fp8_union_attention`` and its yardstick."""
     import torch
 
     cap = make_preset(name, seed=0)
@@ -47,7 +49,12 @@ def preset_nrms(name: str, rows: int) -> dict[str, float]:
     qs, ts = q[torch.from_numpy(pick)], topk[:, pick]
     cs = None if cap.causal_pos is None else cap.causal_pos[pick]
     ls = None if cap.lengths is None else cap.lengths[pick]
-    ref = reference_on_cache(qs, kv, ts, cs, ls)
+    return qs, kv, ts, cs, ls, reference_on_cache(qs, kv, ts, cs, ls)
+
+
+def preset_nrms(name: str, rows: int) -> dict[str, float]:
+    """NRMS against float64 of every arithmetic on ``rows`` random rows of preset ``name``."""
+    qs, kv, ts, cs, ls, ref = preset_sample(name, rows)
     return {label: nrms(fp8_union_attention(qs, kv, ts, cs, ls, p_shift=shift, lazy_tau=tau,
                                             p8_sums=p8).float(), ref)
             for label, shift, tau, p8 in ARITHMETICS}

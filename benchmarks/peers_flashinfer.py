@@ -189,14 +189,18 @@ def speedups(t: dict, best: float | None, basis: str, prefix: str = "speedup_vs_
     return out
 
 
-def summary_ratios(t: dict, best: float, basis: str, ws_basis: str) -> dict:
+def summary_ratios(t: dict, best: float, basis: str, ws_basis: str,
+                   acc_basis: str = "") -> dict:
     """The summary's peer ratios: :func:`speedups` against ``best`` (our best Union8 of the
     run, named by ``basis``) and, with the ``speedup_union8ws_vs_`` prefix, against the best of
     the warp-specialized rows ``t["ws_T0"]`` / ``t["ws_fixed"]`` / ``t["ws_online"]`` (named by
-    ``ws_basis``)."""
+    ``ws_basis``); with ``speedup_union8ws_fp8acc_vs_``, against the best of the accurate
+    mode's rows ``t["wsa_*"]`` (named by ``acc_basis``), when timed."""
     out = speedups(t, best, basis)
-    ws = [t[k] for k in ("ws_T0", "ws_fixed", "ws_online") if k in t]
-    out.update(speedups(t, min(ws, default=None), ws_basis, prefix="speedup_union8ws_vs_"))
+    for key, prefix, name in (("ws", "speedup_union8ws_vs_", ws_basis),
+                              ("wsa", "speedup_union8ws_fp8acc_vs_", acc_basis)):
+        rows = [t[f"{key}_{k}"] for k in ("T0", "fixed", "online") if f"{key}_{k}" in t]
+        out.update(speedups(t, min(rows, default=None), name, prefix=prefix))
     return out
 
 

@@ -55,6 +55,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     b4 = Bf16UnionAttention(q, (k, v), cpos, lens)
     ws = Fp8WsUnionAttention(q, cache, cpos, lens)
     wss = Fp8WsUnionAttention(q, cache, cpos, lens, overlap=False)
+    wsa = Fp8WsUnionAttention(q, cache, cpos, lens, accurate=True)
     wsb = Bf16WsUnionAttention(q, (k, v), cpos, lens)
     # the online plan: the fused regroup (one launch, docs/definitions.md#fused-online-plan);
     # "twopass": the regroup, then the union preparation (two more launches), as before it
@@ -73,7 +74,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
         return prepare(regroups[w].run(t32, lens64))
 
     # ---- correctness (outputs poisoned with NaN before every run)
-    fresh = common.poisoned(f8, f4, f8s3, b8, ws, wss)
+    fresh = common.poisoned(f8, f4, f8s3, b8, ws, wss, wsa)
     base = fresh(lambda: f8.run(plans["original"]))
     rows = np.sort(rng.choice(n, min(n, args.check_rows), replace=False))
     lg = cache.logical
@@ -121,9 +122,24 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
         qs, kv, ts, cs, ls, **ws.emulation_options()).float())
     check["union8ws_all_rows_written"] = not bool(torch.isnan(ws_base).any())
     check["union8ws_build"] = {"tc_sum": ws.tc_sum, "lazy": ws.lazy}
+    # the accurate mode: its own bits, the same under every ordering
+    acc_base = fresh(lambda: wsa.run(plans["original"]))
+    acc_same = {key: bool(torch.equal(acc_base, fresh(lambda key=key: wsa.run(plans[key]))))
+                for key in plans if key != "original"}
+    acc_same["online_w128"] = bool(torch.equal(acc_base, fresh(lambda: wsa.run(online(128)))))
+    acc_got = acc_base[torch.from_numpy(rows).cuda()].float().cpu()
+    acc_emu = fp8_union_attention(qs, kv, ts, cs, ls, **wsa.emulation_options()).float()
+    check.update({"union8ws_fp8acc_nrms_vs_float64": nrms(acc_got, ref_cache),
+                  "union8ws_fp8acc_nrms_vs_emulation": nrms(acc_got, acc_emu),
+                  "union8ws_fp8acc_emulation_nrms_vs_float64": nrms(acc_emu, ref_cache),
+                  "union8ws_fp8acc_all_rows_written": not bool(torch.isnan(acc_base).any()),
+                  "union8ws_fp8acc_bitwise_identical": acc_same})
     print(f"  check: nrms vs float64 {check['nrms_vs_float64']:.3e}, vs emulation "
           f"{check['nrms_vs_emulation']:.3e}; union8ws {check['union8ws_nrms_vs_float64']:.3e} / "
-          f"{check['union8ws_nrms_vs_emulation']:.3e}; bitwise {all(same.values())}", flush=True)
+          f"{check['union8ws_nrms_vs_emulation']:.3e}; bitwise {all(same.values())}; accurate "
+          f"{check['union8ws_fp8acc_nrms_vs_float64']:.3e} / "
+          f"{check['union8ws_fp8acc_nrms_vs_emulation']:.3e}, bitwise {all(acc_same.values())}",
+          flush=True)
 
     # ---- timings
     timings = common.Timings(args, fp8_peak_tflops=FP8_DENSE_PEAK_TFLOPS)
@@ -165,6 +181,10 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
         t[f"ws_twopass{w}"] = add(f"union8ws_fp8_online_w{w}_twopass",
                                   lambda w=w: ws.run(twopass(w)), c4=c4)
     t["ws_fixed128"], t["ws_online"] = t["ws_fixed"], t["ws_online128"]
+    t["wsa_T0"] = add("union8ws_fp8acc_original", lambda: wsa.run(prepare(ident)), c4=c4o)
+    t["wsa_fixed"] = add("union8ws_fp8acc_fixed_w128", lambda: wsa.run(fixed(128)), c4=c4w)
+    add("union8ws_fp8acc_fixed_w128_attn", lambda: wsa.run(plans["w128"]), c4=c4w)
+    t["wsa_online"] = add("union8ws_fp8acc_online_w128", lambda: wsa.run(online(128)), c4=c4w)
     t["wsb_T0"] = add("union8ws_bf16_original", lambda: wsb.run(prepare(ident)), c4=c4o)
     t["wsb_fixed"] = add("union8ws_bf16_fixed_w128", lambda: wsb.run(fixed(128)), c4=c4w)
     # BF16 kernels of the same run (for the ratios; names as in the BF16 result files)
@@ -217,9 +237,13 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     summary["union8ws_T0_T_fixed_T_online_us"] = [t["ws_T0"], t["ws_fixed"], t["ws_online"]]
     summary["union8ws_over_union4_fp8"] = round(t["ws_T0"] / t["u4"], 3)
     summary["union8ws_fp8_over_bf16_fixed_w128"] = round(t["ws_fixed"] / t["wsb_fixed"], 3)
+    summary["union8ws_fp8acc_T0_T_fixed_T_online_us"] = [t["wsa_T0"], t["wsa_fixed"],
+                                                         t["wsa_online"]]
+    summary["union8ws_fp8acc_over_fp8_fixed_w128"] = round(t["wsa_fixed"] / t["ws_fixed"], 3)
     summary.update(peers.summary_ratios(
         t, best, "best_union8_fp8_us: our best Union8 (cluster), FP8 KV",
-        "best of union8ws_fp8_original/fixed_w128/online_w128"))
+        "best of union8ws_fp8_original/fixed_w128/online_w128",
+        "best of union8ws_fp8acc_original/fixed_w128/online_w128"))
     return {**env, "kernel": "fp8_e4m3", "workload": name, "kv_heads": heads, "queries": n,
             "pages": x.pages, "stats": stats, "accounting": acct, "summary": summary,
             "targets": FP8_TARGETS, "check": check, "results": timings.results}
@@ -229,14 +253,14 @@ def smoke_fp8(kernels: str = "all") -> int:
     """Tiny FP8 end-to-end call (2 KV heads, tail groups, causal + lengths, Union8 / Union4,
     CPU and GPU plans) for compute-sanitizer and as a hang check. ``kernels``: ``all``, or only
     the ``cluster`` kernels (union8_fp8 / union4_fp8), or only the warp-specialized ``ws`` ones
-    (shipped and lazy builds)."""
+    (shipped, lazy and accurate builds)."""
 
     from pageweaver_edu.gpu import Fp8UnionAttention, Fp8WsUnionAttention, fp8_cache_from_bf16
     from pageweaver_edu.replay.fp8 import Fp8KV, fp8_union_attention, reference_on_cache
 
     s = common.smoke_case()
     cache = fp8_cache_from_bf16(s.k, s.v)
-    outs, lazy = [], []
+    outs, lazy, acc = [], [], []
     if kernels in ("all", "cluster"):
         outs += common.smoke_outputs(
             s, lambda plan, out: Fp8UnionAttention(s.q, cache, s.c, s.ln, out=out).run(plan))
@@ -247,19 +271,24 @@ def smoke_fp8(kernels: str = "all") -> int:
         lazy = common.smoke_outputs(  # the lazy build: its own bits, any order
             s, lambda plan, out: Fp8WsUnionAttention(s.q, cache, s.c, s.ln, out=out, lazy=True,
                                                      tc_sum=True).run(plan), groups=(8,))
+        acc = common.smoke_outputs(  # the accurate mode: its own bits, any order
+            s, lambda plan, out: Fp8WsUnionAttention(s.q, cache, s.c, s.ln, out=out,
+                                                     accurate=True).run(plan), groups=(8,))
     lg = cache.logical
     kv = Fp8KV(lg.k8.cpu(), lg.v8.cpu(), lg.k_scale.cpu(), lg.v_scale.cpu())
     ref = reference_on_cache(s.q.cpu(), kv, s.topk, s.cpos, s.lens)
     emu = fp8_union_attention(s.q.cpu(), kv, s.topk, s.cpos, s.lens).float()
     errs, same, nan = common.smoke_summary(outs, ref)
     errs_ws, same_ws, nan_ws = common.smoke_summary(lazy, ref) if lazy else ([], True, False)
+    errs_acc, same_acc, nan_acc = common.smoke_summary(acc, ref) if acc else ([], True, False)
     e_emu = nrms(outs[0].float().cpu(), emu)
-    print(f"smoke fp8 ({kernels}): nrms vs float64 {[f'{e:.2e}' for e in errs + errs_ws]}, vs "
-          f"emulation {e_emu:.2e}, bitwise identical {same} / {same_ws}, NaN {nan or nan_ws}",
+    print(f"smoke fp8 ({kernels}): nrms vs float64 {[f'{e:.2e}' for e in errs + errs_ws]}, "
+          f"accurate {[f'{e:.2e}' for e in errs_acc]}, vs emulation {e_emu:.2e}, bitwise "
+          f"identical {same} / {same_ws} / {same_acc}, NaN {nan or nan_ws or nan_acc}",
           flush=True)
     ok = (max(errs) < 0.04 and max(errs_ws, default=0.0) < 0.045 and e_emu < 0.01 and same
-          and same_ws)
-    return 0 if ok and not (nan or nan_ws) else 1
+          and same_ws and max(errs_acc, default=0.0) < 0.003 and same_acc)
+    return 0 if ok and not (nan or nan_ws or nan_acc) else 1
 
 
 def _fp8_row(r) -> str:
@@ -285,7 +314,9 @@ def _ws_row(r) -> str:
             f"{m['union8ws_fp8_fixed_w128_attn']:.0f} "
             f"(serial {m['union8ws_fp8_fixed_w128_attn_serial']:.0f})  BF16 T0/fixed "
             f"{m['union8ws_bf16_original']:.0f}/{m['union8ws_bf16_fixed_w128']:.0f}  U8ws/U4 "
-            f"{s['union8ws_over_union4_fp8']:.3f}")
+            f"{s['union8ws_over_union4_fp8']:.3f}  accurate T0/fixed/online "
+            f"{'/'.join(f'{v:.0f}' for v in s['union8ws_fp8acc_T0_T_fixed_T_online_us'])} "
+            f"(nrms {r['check']['union8ws_fp8acc_nrms_vs_float64']:.2e})")
 
 
 def print_fp8_table(records) -> None:

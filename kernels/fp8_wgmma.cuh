@@ -236,9 +236,10 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[64], const uint32_t (&a)[k
 // 32 (c >> 1) + 16 (c & 1) + 4t + 0..3, as the A layout places them; the 4 lanes of a quad
 // together hold the whole row. c_scale = k_scale[h] * softmax scale * log2 e.
 //   amax = max |q|   q8 = e4m3(q * (448 / amax))   rf = (amax / 448) * c_scale
-__device__ __forceinline__ void quantize_q_rows(const uint2 (&raw)[2][2 * kKSteps],
-                                                float c_scale, uint32_t (&qa)[kKSteps][4],
-                                                float& rf_lo, float& rf_hi) {
+// q_row_scales gives each row's multiplier inv = 448 / amax and rf; q_values the FP32 values
+// q * inv of one raw entry.
+__device__ __forceinline__ void q_row_scales(const uint2 (&raw)[2][2 * kKSteps], float c_scale,
+                                             float (&inv)[2], float& rf_lo, float& rf_hi) {
   float amax[2] = {0.f, 0.f};
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
@@ -256,14 +257,27 @@ __device__ __forceinline__ void quantize_q_rows(const uint2 (&raw)[2][2 * kKStep
   }
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
-    const float inv = amax[hr] > 0.f ? kE4m3Max / amax[hr] : 0.f;
+    inv[hr] = amax[hr] > 0.f ? kE4m3Max / amax[hr] : 0.f;
     const float rf = (amax[hr] / kE4m3Max) * c_scale;
     if (hr == 0) rf_lo = rf; else rf_hi = rf;
+  }
+}
+__device__ __forceinline__ float4 q_values(const uint2& raw, float inv) {
+  const __nv_bfloat162* b2 = reinterpret_cast<const __nv_bfloat162*>(&raw);
+  const float2 f0 = __bfloat1622float2(b2[0]), f1 = __bfloat1622float2(b2[1]);
+  return make_float4(f0.x * inv, f0.y * inv, f1.x * inv, f1.y * inv);
+}
+__device__ __forceinline__ void quantize_q_rows(const uint2 (&raw)[2][2 * kKSteps],
+                                                float c_scale, uint32_t (&qa)[kKSteps][4],
+                                                float& rf_lo, float& rf_hi) {
+  float inv[2];
+  q_row_scales(raw, c_scale, inv, rf_lo, rf_hi);
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
 #pragma unroll
     for (int c = 0; c < 2 * kKSteps; ++c) {
-      const __nv_bfloat162* b2 = reinterpret_cast<const __nv_bfloat162*>(&raw[hr][c]);
-      const float2 f0 = __bfloat1622float2(b2[0]), f1 = __bfloat1622float2(b2[1]);
-      qa[c >> 1][2 * (c & 1) + hr] = pack_e4m3(f0.x * inv, f0.y * inv, f1.x * inv, f1.y * inv);
+      const float4 x = q_values(raw[hr][c], inv[hr]);
+      qa[c >> 1][2 * (c & 1) + hr] = pack_e4m3(x.x, x.y, x.z, x.w);
     }
   }
 }
@@ -350,6 +364,40 @@ __device__ __forceinline__ void softmax_max(const float (&d)[kCols / 2], int vis
 
 // kSums = false: no running sums on the CUDA cores (the kernel takes sum p from the tensor
 // core instead, as the row sums of the E4M3 P it multiplies).
+// p = 2^(fma(S, rf, 8 - m')) of k-step ks's 32 columns into d (0 for the invisible ones),
+// and their sums.
+template <bool kMasked, bool kSums>
+__device__ __forceinline__ void softmax_exps_kstep(float (&d)[64], int ks, int vis_t,
+                                                   float rf_lo, float rf_hi, SoftmaxSums& st) {
+#pragma unroll
+  for (int j = 4 * ks; j < 4 * ks + 4; ++j) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      float p0 = ex2(fmaf(d[4 * j + e], rf_lo, st.sh_lo));
+      float p1 = ex2(fmaf(d[4 * j + 2 + e], rf_hi, st.sh_hi));
+      if (kMasked && 8 * j + e >= vis_t) p0 = p1 = 0.f;
+      d[4 * j + e] = p0;
+      d[4 * j + 2 + e] = p1;
+      if constexpr (kSums) {
+        st.sum_lo += p0;
+        st.sum_hi += p1;
+      }
+    }
+  }
+}
+// The 16 values of k-step ks in d, in the order of the A fragment's four registers (four
+// values each, the lowest byte first): pass them to a converter (E4M3, or two-level).
+template <class Convert>
+__device__ __forceinline__ void kstep_fragment(const float (&d)[64], int ks, Convert convert) {
+  const int j = 4 * ks;
+  convert(0, d[4 * j], d[4 * j + 1], d[4 * j + 4], d[4 * j + 5]);
+  convert(1, d[4 * j + 2], d[4 * j + 3], d[4 * j + 6], d[4 * j + 7]);
+  convert(2, d[4 * j + 8], d[4 * j + 9], d[4 * j + 12], d[4 * j + 13]);
+  convert(3, d[4 * j + 10], d[4 * j + 11], d[4 * j + 14], d[4 * j + 15]);
+}
+
+// kSums = false: no running sums on the CUDA cores (the kernel takes sum p from the tensor
+// core instead, as the row sums of the E4M3 P it multiplies).
 template <bool kMasked, int kBegin, int kEnd, bool kSums = true>
 __device__ __forceinline__ void softmax_exps(float (&d)[64], int vis, int t, float rf_lo,
                                              float rf_hi, SoftmaxSums& st,
@@ -357,26 +405,10 @@ __device__ __forceinline__ void softmax_exps(float (&d)[64], int vis, int t, flo
   const int vis_t = vis - 2 * t;
 #pragma unroll
   for (int ks = kBegin; ks < kEnd; ++ks) {  // columns 32 ks .. 32 ks + 31, packed as made
-#pragma unroll
-    for (int j = 4 * ks; j < 4 * ks + 4; ++j) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        float p0 = ex2(fmaf(d[4 * j + e], rf_lo, st.sh_lo));
-        float p1 = ex2(fmaf(d[4 * j + 2 + e], rf_hi, st.sh_hi));
-        if (kMasked && 8 * j + e >= vis_t) p0 = p1 = 0.f;
-        d[4 * j + e] = p0;
-        d[4 * j + 2 + e] = p1;
-        if constexpr (kSums) {
-          st.sum_lo += p0;
-          st.sum_hi += p1;
-        }
-      }
-    }
-    const int j = 4 * ks;
-    pa[ks][0] = pack_e4m3(d[4 * j], d[4 * j + 1], d[4 * j + 4], d[4 * j + 5]);
-    pa[ks][1] = pack_e4m3(d[4 * j + 2], d[4 * j + 3], d[4 * j + 6], d[4 * j + 7]);
-    pa[ks][2] = pack_e4m3(d[4 * j + 8], d[4 * j + 9], d[4 * j + 12], d[4 * j + 13]);
-    pa[ks][3] = pack_e4m3(d[4 * j + 10], d[4 * j + 11], d[4 * j + 14], d[4 * j + 15]);
+    softmax_exps_kstep<kMasked, kSums>(d, ks, vis_t, rf_lo, rf_hi, st);
+    kstep_fragment(d, ks, [&](int r, float x0, float x1, float x2, float x3) {
+      pa[ks][r] = pack_e4m3(x0, x1, x2, x3);
+    });
   }
 }
 

@@ -25,8 +25,9 @@ def main() -> int:
         done.append(name)
     for front_end in UNION_KERNELS:
         for slots in front_end.prebuilt_slots:
-            for group in front_end.entries:
-                front_end.kernel(group, slots)
+            for options in getattr(front_end, "prebuilt_options", ((),)):
+                for group in front_end.entries:
+                    front_end.kernel(group, slots, options)
         done.append(f"{front_end.source} ({', '.join(map(str, front_end.prebuilt_slots))} slots)")
     print(f"compiled {', '.join(done)} in {time.perf_counter() - t0:.1f} s")
     return 0

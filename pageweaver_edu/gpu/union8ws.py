@@ -6,7 +6,8 @@ stage (docs/definitions.md#the-warp-specialized-kernel). Inputs as for the clust
 
 * :class:`Fp8WsUnionAttention` — an :class:`~.fp8_tiles.Fp8Cache`; the FP8 cluster kernel's
   arithmetic op for op (outputs bitwise identical to it), with two measured alternatives as
-  options (``tc_sum``, ``lazy``);
+  options (``tc_sum``, ``lazy``), and the accurate mode (``accurate=True``: Q and P as two-level
+  E4M3 operands);
 * :class:`Bf16WsUnionAttention` — BF16 ``(k, v)``, packed once into half-page tiles
   (:func:`~.bf16_tiles.bf16_half_pages`); BF16 products accumulated in FP32.
 
@@ -31,8 +32,9 @@ from .union_plan import GpuUnionPlan
 
 SLOTS = 6  # ring stages: 6 x 32 KiB + two 16 KiB Q tiles fit the 227 KiB of an H200 SM
 Q_TILE_BYTES = 4 * HEADS * DIM * 2  # one consumer's 4 queries x 16 heads x 128 dims, BF16
-#: The lazy FP8 consumer's constants (``kLazyShift``, ``kLazyTau`` in union8ws.cu): P is
-#: scaled by 2^6 and a row's reference maximum moves when a page passes it by more than 2.
+#: The lazy FP8 consumer's constants (``kLazyShift``, ``kLazyTau`` in
+#: union8ws_mainloop_fp8_lazy.cuh): P is scaled by 2^6 and a row's reference maximum moves
+#: when a page passes it by more than 2.
 LAZY_SHIFT, LAZY_TAU = 6, 2.0
 #: Timing-only builds of the FP8 kernel (``PW_ABLATE``): the step table's ablations.
 ABLATIONS = ("full", "no_softmax", "no_mma", "ring_only", "no_copies")
@@ -48,12 +50,27 @@ def min_entry_registers() -> int:
     return -(-(128 * PRODUCER_REGS + 256 * CONSUMER_REGS) // 384)
 
 
-def emulation_options(tc_sum: bool = False, lazy: bool = False) -> dict:
+def emulation_options(tc_sum: bool = False, lazy: bool = False, accurate: bool = False) -> dict:
     """Keyword arguments of :func:`pageweaver_edu.replay.fp8.fp8_union_attention` that emulate
     the FP8 build with these options: the P scale, the lazy rescale, which probabilities l
-    sums."""
+    sums, and the two-level Q and P of the accurate mode."""
     return {"p_shift": LAZY_SHIFT if lazy else P_SCALE_LOG2,
-            "lazy_tau": LAZY_TAU if lazy else None, "p8_sums": bool(tc_sum)}
+            "lazy_tau": LAZY_TAU if lazy else None, "p8_sums": bool(tc_sum),
+            "operands": "two_level" if accurate else "e4m3"}
+
+
+def fp8_build_options(ablate: str = "full", overlap: bool = True, tc_sum: bool = False,
+                      lazy: bool = False, accurate: bool = False) -> tuple[str, ...]:
+    """The nvcc ``-D`` options of one build of ``union8ws_fp8`` (the parameters are
+    :class:`Fp8WsUnionAttention`'s); the accurate mode has no lazy or tensor-core-sum form."""
+    if accurate and (tc_sum or lazy):
+        raise PageWeaverInputError("accurate=True runs its own arithmetic: it takes neither "
+                                   "tc_sum nor lazy")
+    return (ablation_option(ablate, ABLATIONS),
+            f"-DPW_WS_OVERLAP={int(bool(overlap))}",
+            f"-DPW_WS_TC_SUM={int(bool(tc_sum))}",
+            f"-DPW_WS_LAZY={int(bool(lazy))}",
+            f"-DPW_WS_ACCURATE={int(bool(accurate))}")
 
 
 class _Persistent:
@@ -120,29 +137,34 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
     4 % FP8 budget, so it is not the default: its own arithmetic emulates at 3.7 %, the rest
     most likely comes with O accumulated across pages by the FP8 tensor core). ``ablate`` (one
     of :data:`ABLATIONS`) and ``overlap=False`` (products one after the other) build the
-    variants of ``benchmarks/bench_union8ws_steps.py``; the other parameters are
+    variants of ``benchmarks/bench_union8ws_steps.py``.
+
+    ``accurate=True`` is the accurate mode: the same cache and FP8 tensor cores, with Q and P
+    each fed as a high and a low E4M3 part (``kernels/union8ws_mainloop_fp8acc.cuh``; emulated
+    by ``replay.fp8`` with ``operands="two_level"``): about 0.19 % NRMS against float64 on the
+    FP8 cache where the fast mode has 3.5 %, for twice the tensor-core work per page. It takes
+    neither ``tc_sum`` nor ``lazy``. The other parameters are
     :class:`~.union_attention.UnionAttention`'s.
     """
 
     source = "union8ws.cu"
     entries = {8: UnionEntry("union8ws_fp8", 1)}
+    #: the builds tools/gpu_precompile.py compiles: the fast and the accurate mode
+    prebuilt_options = (fp8_build_options(), fp8_build_options(accurate=True))
     operand_format = "PPPPPPP"  # q, k, v^T, o, k scales, v scales, group counter
 
     def __init__(self, q, kv: Fp8Cache, causal_pos=None, lengths=None, slots: int = SLOTS,
                  scale=None, out=None, ablate: str = "full", overlap: bool = True,
-                 tc_sum: bool = False, lazy: bool = False):
-        ablation = ablation_option(ablate, ABLATIONS)
+                 tc_sum: bool = False, lazy: bool = False, accurate: bool = False):
+        options = fp8_build_options(ablate, overlap, tc_sum, lazy, accurate)
         super().__init__(q, kv, causal_pos, lengths, slots, scale, out)
-        self.build_options = (ablation,
-                              f"-DPW_WS_OVERLAP={int(bool(overlap))}",
-                              f"-DPW_WS_TC_SUM={int(bool(tc_sum))}",
-                              f"-DPW_WS_LAZY={int(bool(lazy))}")
-        self.tc_sum, self.lazy = bool(tc_sum), bool(lazy)
+        self.build_options = options
+        self.tc_sum, self.lazy, self.accurate = bool(tc_sum), bool(lazy), bool(accurate)
         self._start_counter()
 
     def emulation_options(self) -> dict:
         """:func:`emulation_options` of this build."""
-        return emulation_options(self.tc_sum, self.lazy)
+        return emulation_options(self.tc_sum, self.lazy, self.accurate)
 
     def operands(self) -> tuple[int, ...]:
         """The cluster kernel's six, then the group counter."""

@@ -1,7 +1,7 @@
 """The one-SM warp-specialized kernel next to FlashInfer on the same inputs, from the
-recorded H200 files.
+recorded files.
 
-Every ``benchmarks/results/union8_fp8_<preset>[_hH]_h200[_<commit>].json`` written by
+Every ``benchmarks/results/union8_fp8_<preset>[_hH]_<device>[_<commit>].json`` written by
 ``benchmarks/bench_union8.py --fp8`` with FlashInfer present holds our rows and FlashInfer's rows
 of one run: the one-SM warp-specialized kernel (``union8ws_fp8_*``), FlashInfer's Hopper sparse
 kernel ``msa_sparse_attention`` (``flashinfer_msa_fp8``, Union4 tiles of 4 consecutive queries,
@@ -20,8 +20,8 @@ from ..records import list_records, record_header, result_medians
 from ..records.files import ROOT
 from .paper_numbers import PAPER
 
-#: A current file: ``union8_fp8_<preset>[_hH]_h200.json``, no commit in the name.
-CURRENT = re.compile(r"union8_fp8_[^/]+_h200\.json$")
+#: A current file: ``union8_fp8_<preset>[_hH]_<device>.json``, no commit in the name.
+CURRENT = re.compile(r"union8_fp8_[^/]+_[a-z]{1,2}\d{2,4}\.json$")
 
 
 def peer_records(root: str = str(ROOT), every_file: bool = False) -> list[dict]:
@@ -39,7 +39,7 @@ def peer_records(root: str = str(ROOT), every_file: bool = False) -> list[dict]:
     list of dict
         Each file's content plus ``path`` (relative to ``root``), sorted by path.
     """
-    return [rec for rec in list_records(root, "union8_fp8_*_h200*")
+    return [rec for rec in list_records(root, "union8_fp8_*")
             if {"flashinfer_msa_fp8", "union8ws_fp8_fixed_w128"} <= set(result_medians(rec))
             and (every_file or CURRENT.search(rec["path"]))]
 

@@ -7,6 +7,7 @@ where no GPU is present); :mod:`.environment` describes the machine and commit o
 
 from .environment import cpu_model, result_environment, source_commit
 from .files import (
+    device_tag,
     latest_record,
     list_records,
     record_header,
@@ -17,6 +18,7 @@ from .files import (
 
 __all__ = [
     "cpu_model",
+    "device_tag",
     "latest_record",
     "list_records",
     "record_header",

@@ -2,7 +2,9 @@
 
 Notebooks show these on CPU-only machines in place of a live run; every reader goes through
 :func:`recorded_results` (one named file) or :func:`list_records` (every file a pattern
-matches, archived ones included).
+matches, archived ones included). A GPU result file is named after the device that ran it
+(:func:`device_tag`: ``..._h100.json``, ``..._h200.json``); a stem that ends in a device tag
+names that result as last recorded on any device.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 from pathlib import Path
 
 ENV_RESULTS = "PAGEWEAVER_RESULTS_DIR"
@@ -27,8 +30,31 @@ def results_dirs() -> list[Path]:
     return dirs
 
 
+_DEVICE_MODEL = re.compile(r"\b([A-Z]{1,2}\d{2,4})\b")
+_DEVICE_SUFFIX = re.compile(r"_[a-z]{1,2}\d{2,4}$")
+
+
+def device_tag(device: str) -> str:
+    """The file-name tag of a device: its model, lower case (``"NVIDIA H100 80GB HBM3"`` ->
+    ``"h100"``, ``"NVIDIA H200"`` -> ``"h200"``); ``"gpu"`` when the name holds no model."""
+    m = _DEVICE_MODEL.search(device or "")
+    return m.group(1).lower() if m else "gpu"
+
+
+def _candidates(folder: Path, stem: str) -> list[Path]:
+    """The files of ``stem`` in ``folder``: the stem itself, or when it ends in a device tag,
+    the same result on every device."""
+    m = _DEVICE_SUFFIX.search(os.path.basename(stem))
+    if m is None:
+        return [p for p in (folder / f"{stem}.json",) if p.is_file()]
+    base = stem[:len(stem) - len(m.group(0))]
+    return [Path(p) for p in sorted(glob.glob(str(folder / f"{glob.escape(base)}_*.json")))
+            if _DEVICE_SUFFIX.fullmatch("_" + Path(p).stem[len(os.path.basename(base)) + 1:])]
+
+
 def recorded_results(name: str = "gpu_regroup_h200") -> dict:
-    """Load ``benchmarks/results/<name>.json``.
+    """Load ``benchmarks/results/<name>.json``; for a stem that ends in a device tag
+    (``_h200``), the newest (by ``date``) of that result on any device.
 
     Parameters
     ----------
@@ -42,9 +68,9 @@ def recorded_results(name: str = "gpu_regroup_h200") -> dict:
     """
     stem = name[:-5] if name.endswith(".json") else name
     for folder in results_dirs():
-        path = folder / f"{stem}.json"
-        if path.is_file():
-            return json.loads(path.read_text(encoding="utf-8"))
+        found = [json.loads(p.read_text(encoding="utf-8")) for p in _candidates(folder, stem)]
+        if found:
+            return max(found, key=lambda r: str(r.get("date", "")) if isinstance(r, dict) else "")
     searched = ", ".join(str(d) for d in results_dirs())
     raise FileNotFoundError(f"no recorded result {stem}.json in: {searched}")
 

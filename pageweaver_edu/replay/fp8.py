@@ -18,6 +18,14 @@ Kernel arithmetic, per KV head h, query i, Q head j (a "row"), every op in FP32:
   so the FP8 MMA only ever accumulates inside one page);
 * ``o = bf16(O * (v_scale[h] / l))``, 0 when no token was seen.
 
+The accurate mode of the warp-specialized kernel (``operands="two_level"``) keeps the FP8
+cache and the FP8 tensor cores and feeds Q and P as two E4M3 parts each, a high part and the
+E4M3 rounding of its residual, on the same scale (:func:`two_level`):
+``q8 = e4m3(x) + e4m3(x - e4m3(x))`` with ``x = q * (448 / amax)`` (four more k-steps of QK),
+and ``e4m3(p) + e4m3(p - e4m3(p))`` for P (a second PV product into the same page product); l
+still sums the FP32 ``p``. ``operands="bf16"`` is the alternative it was measured against:
+Q as it is (BF16) and P rounded to BF16, products with K/V widened to BF16.
+
 Errors are NRMS against :func:`pageweaver_edu.core.attention.reference_attention` in float64 on
 the *dequantized* cache (``k8 * k_scale``): the cache quantization is a storage format that
 the kernel receives, not part of its arithmetic; :func:`.fp8_budget.error_budget` reports it
@@ -37,6 +45,7 @@ from ..core.supports import canonical_rows
 E4M3_MAX = 448.0
 P_SCALE_LOG2 = 8  # probabilities are scaled by 2^8 before the E4M3 conversion
 HEADS, PAGE, DIM = 16, 128, 128
+OPERANDS = ("e4m3", "two_level", "bf16")  # the A operands of QK and PV (fp8_union_attention)
 
 
 def to_e4m3(x):
@@ -112,15 +121,38 @@ def quantize_q_rows(q):
     return to_e4m3(x * inv[..., None]), scale
 
 
+def two_level(x):
+    """``e4m3(x) + e4m3(x - e4m3(x))`` of float32 ``x`` as float32 (exact: the two parts share
+    no bits), the value a high and a low E4M3 operand multiply together."""
+    hi = to_e4m3(x).float()
+    return hi + to_e4m3(x.float() - hi).float()
+
+
+def _round_p(p, operands: str):
+    """P as the PV product's A operand: E4M3, two-level E4M3 or BF16."""
+    import torch
+
+    if operands == "two_level":
+        return two_level(p)
+    if operands == "bf16":
+        return p.float().to(torch.bfloat16)
+    return to_e4m3(p)
+
+
 def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32, chunk, *,
                   p_shift=P_SCALE_LOG2, q_rowscale=True, descending=False, lazy_tau=None,
-                  p8_sums=False):
+                  p8_sums=False, operands="e4m3"):
     """One KV head: q ``[N, 16, D]`` (float32), k8/v8 ``[pages, P, D]`` (float values)."""
     import torch
 
     n, heads, dim = q.shape
     dt = torch.float32 if fp32 else torch.float64
-    if q_fp8 and q_rowscale:
+    if q_fp8 and operands == "bf16":  # BF16 operands: Q exactly as read
+        qv, qs = q.to(dt), torch.ones(q.shape[:2], dtype=dt)
+    elif q_fp8 and q_rowscale and operands == "two_level":
+        inv, qs = _amax_scale(q.float().abs().amax(dim=-1))
+        qv, qs = two_level(q.float() * inv[..., None]).to(dt), qs.to(dt)
+    elif q_fp8 and q_rowscale:
         q8, qs = quantize_q_rows(q)
         qv, qs = q8.to(dt), qs.to(dt)
     else:  # no per-row scale: q goes to E4M3 as it is
@@ -161,7 +193,10 @@ def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32
             neg = (torch.tensor(pshift, dtype=dt) - m_new).double()  # rounded like the kernel
             y = (s.double() * rf[lo:hi, :, None].double() + neg[:, :, None]).to(dt)
             p = torch.where(valid[:, None, :], torch.exp2(y), 0.0)
-            pq = to_e4m3(p).to(dt) if p_fp8 else p
+            if p_fp8:
+                pq = _round_p(p, operands).to(dt)
+            else:
+                pq = p
             lsum = torch.where(act, lsum * alpha + (pq if p8_sums else p).sum(dim=-1), lsum)
             opage = torch.einsum("bht,btd->bhd", pq, vf[pc])
             acc = torch.where(act[:, :, None], (acc.double() * alpha[:, :, None].double()
@@ -176,7 +211,7 @@ def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32
 def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale=None, *,
                         q_fp8=True, p_fp8=True, fp32=True, bf16_out=True, chunk=256,
                         p_shift=P_SCALE_LOG2, q_rowscale=True, q_exp=0, descending=False,
-                        lazy_tau=None, p8_sums=False):
+                        lazy_tau=None, p8_sums=False, operands="e4m3"):
     """The FP8 Union8 kernel's output, emulated on the CPU.
 
     The result does not depend on the grouping or π (rows never share state).
@@ -211,6 +246,10 @@ def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale
         a page's maximum passes it by more than ``lazy_tau`` (log2 units); None: every page.
     p8_sums : bool
         Sum the E4M3 probabilities (the tensor-core row sums) instead of the FP32 ones.
+    operands : str
+        The A operands of QK and PV: ``"e4m3"`` (the fast mode), ``"two_level"`` (the accurate
+        mode: a high plus a low E4M3 part, :func:`two_level`) or ``"bf16"`` (Q as read, P in
+        BF16).
 
     Returns
     -------
@@ -218,6 +257,8 @@ def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale
     """
     import torch
 
+    if operands not in OPERANDS:
+        raise PageWeaverInputError(f"operands must be one of {OPERANDS}, got {operands!r}")
     h_kv = kv.heads
     topk = np.asarray(topk.cpu() if hasattr(topk, "cpu") else topk)
     topk = topk[None] if topk.ndim == 2 else topk
@@ -245,7 +286,7 @@ def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale
             qh, kv.k8[:, h].cpu().float(), kv.v8[:, h].cpu().float(), float(kv.k_scale[h]),
             float(kv.v_scale[h]), rows, limit, scale_log2, q_fp8, p_fp8, fp32, chunk,
             p_shift=p_shift, q_rowscale=q_rowscale, descending=descending, lazy_tau=lazy_tau,
-            p8_sums=p8_sums))
+            p8_sums=p8_sums, operands=operands))
     out = torch.cat(outs, dim=1)
     return out.to(torch.bfloat16) if bf16_out else out
 

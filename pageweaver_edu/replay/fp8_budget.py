@@ -11,6 +11,8 @@ kernel fixes, so a widget can ask "what if":
 * ``q_rowscale`` — Q quantized with one scale per (query, head) row (the kernel) or not at all;
 * ``q_exp`` — Q multiplied by ``2**q_exp`` and the softmax scale by ``2**-q_exp``: the exact
   attention is unchanged, only the magnitude the E4M3 quantizer sees moves;
+* ``operands`` — the A operands of QK and PV: ``"e4m3"`` (the fast mode), ``"two_level"`` (the
+  accurate mode, a high and a low E4M3 part) or ``"bf16"``;
 
 and a ``descending`` switch that walks each row's pages in the opposite order. At the kernel's
 settings every stage of :func:`budget` equals :func:`error_budget` (the tests check it). A
@@ -50,7 +52,7 @@ STAGE_SWITCHES = {  # each stage alone; everything else float64
 
 
 def stage_nrms(stage: str, q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale=None,
-               ref=None) -> float:
+               ref=None, operands: str = "e4m3") -> float:
     """NRMS vs float64 on the cache with only ``stage`` emulated.
 
     Parameters
@@ -62,17 +64,22 @@ def stage_nrms(stage: str, q, kv: Fp8KV, topk, causal_pos=None, lengths=None, sc
     ref : numpy.ndarray of float64, shape [N, H*16, D], optional
         :func:`~pageweaver_edu.replay.fp8.reference_on_cache` of the same inputs, when
         already computed.
+    operands : str
+        The A operands of QK and PV (``fp8_union_attention``'s ``operands``).
     """
     if stage not in STAGE_SWITCHES:
         raise PageWeaverInputError(f"unknown stage {stage!r}; choose from {list(STAGE_SWITCHES)}")
     if ref is None:
         ref = reference_on_cache(q, kv, topk, causal_pos, lengths, scale)
-    out = fp8_union_attention(q, kv, topk, causal_pos, lengths, scale, **STAGE_SWITCHES[stage])
+    out = fp8_union_attention(q, kv, topk, causal_pos, lengths, scale, operands=operands,
+                              **STAGE_SWITCHES[stage])
     return nrms(out, ref)
 
 
-def error_budget(q, k, v, topk, causal_pos=None, lengths=None, scale=None) -> dict:
-    """The error of every stage of the FP8 path at the kernel's constants.
+def error_budget(q, k, v, topk, causal_pos=None, lengths=None, scale=None,
+                 operands: str = "e4m3") -> dict:
+    """The error of every stage of the FP8 path at the kernel's constants (``operands``: the
+    fast mode's ``"e4m3"`` or the accurate mode's ``"two_level"``).
 
     Parameters
     ----------
@@ -94,7 +101,7 @@ def error_budget(q, k, v, topk, causal_pos=None, lengths=None, scale=None) -> di
 
     kv = quantize_kv(k.cpu(), v.cpu())
     ref = reference_on_cache(q, kv, topk, causal_pos, lengths, scale)
-    out = {s: stage_nrms(s, q, kv, topk, causal_pos, lengths, scale, ref=ref)
+    out = {s: stage_nrms(s, q, kv, topk, causal_pos, lengths, scale, ref=ref, operands=operands)
            for s in (*STAGES, "total")}
     out["rss"] = float(np.sqrt(sum(out[s] ** 2 for s in STAGES)))
     kk, vv = (k.unsqueeze(1), v.unsqueeze(1)) if k.dim() == 3 else (k, v)
@@ -109,11 +116,11 @@ def error_budget(q, k, v, topk, causal_pos=None, lengths=None, scale=None) -> di
     return out
 
 
-KERNEL_KNOBS = {"p_shift": P_SCALE_LOG2, "q_rowscale": True, "q_exp": 0}
+KERNEL_KNOBS = {"p_shift": P_SCALE_LOG2, "q_rowscale": True, "q_exp": 0, "operands": "e4m3"}
 #: which knobs each stage depends on (the others leave its output bitwise unchanged)
-STAGE_KNOBS = {"q_quantization": ("q_rowscale", "q_exp"), "p_quantization": ("p_shift",),
-               "fp32_accumulation": (), "bf16_output": (),
-               "total": ("p_shift", "q_rowscale", "q_exp")}
+STAGE_KNOBS = {"q_quantization": ("q_rowscale", "q_exp", "operands"),
+               "p_quantization": ("p_shift", "operands"), "fp32_accumulation": (),
+               "bf16_output": (), "total": ("p_shift", "q_rowscale", "q_exp", "operands")}
 
 
 @dataclass
@@ -180,7 +187,8 @@ def stage_output(case: BudgetCase, stage: str, **knobs) -> np.ndarray:
     stage : str
         One of :data:`STAGES`, or ``"total"``.
     **knobs
-        ``p_shift``, ``q_rowscale``, ``q_exp``; :data:`KERNEL_KNOBS` where not given.
+        ``p_shift``, ``q_rowscale``, ``q_exp``, ``operands``; :data:`KERNEL_KNOBS` where not
+        given.
 
     Returns
     -------

@@ -54,6 +54,23 @@ def test_recorded_results_reader(tmp_path, monkeypatch):
         recorded_results("does_not_exist")
 
 
+def test_result_files_named_after_their_device(tmp_path, monkeypatch):
+    """A stem with a device tag reads the newest record of that result on any device; other
+    results sharing the prefix (more heads, archived commits) are not taken for it."""
+    from pageweaver_edu.records import device_tag, recorded_results
+
+    assert device_tag("NVIDIA H100 80GB HBM3") == "h100"
+    assert device_tag("NVIDIA H200") == "h200"
+    assert device_tag("") == "gpu"
+    for stem, date in (("u_cap_h200", "2026-12-01"), ("u_cap_h100", "2026-12-05"),
+                       ("u_cap_h8_h100", "2026-12-09"), ("u_cap_h200_abc1234", "2026-12-09")):
+        (tmp_path / f"{stem}.json").write_text(f'{{"date": "{date}", "stem": "{stem}"}}')
+    monkeypatch.setenv("PAGEWEAVER_RESULTS_DIR", str(tmp_path))
+    assert recorded_results("u_cap_h200")["stem"] == "u_cap_h100"
+    assert recorded_results("u_cap_h8_h200")["stem"] == "u_cap_h8_h100"
+    assert recorded_results("u_cap_h200_abc1234")["stem"] == "u_cap_h200_abc1234"
+
+
 def test_gpu_tables_follow_cpu_boundaries():
     from pageweaver_edu.core.windows import window_table
     from pageweaver_edu.gpu.tables import regroup_tables, union_group_table

@@ -256,7 +256,7 @@ def test_lazy_constants_match_the_kernel():
     from pageweaver_edu.gpu.loader import kernel_dir
     from pageweaver_edu.gpu.union8ws import LAZY_SHIFT, LAZY_TAU
 
-    src = (kernel_dir() / "union8ws.cu").read_text(encoding="utf-8")
+    src = (kernel_dir() / "union8ws_mainloop_fp8_lazy.cuh").read_text(encoding="utf-8")
     assert int(re.search(r"kLazyShift = (\d+);", src).group(1)) == LAZY_SHIFT
     assert float(re.search(r"kLazyTau = ([\d.]+)f;", src).group(1)) == LAZY_TAU
 
@@ -276,6 +276,6 @@ def test_wait_bound_from_the_environment(monkeypatch):
         monkeypatch.setenv(ENV_WAIT_TIMEOUT, bad)
         with pytest.raises(PageWeaverInputError, match=ENV_WAIT_TIMEOUT):
             wait_bound_options()
-    for name in ("union8ws.cu", "union8_fp8.cu"):  # the kernels whose waits it bounds
+    for name in ("union8ws_shared.cuh", "union8_fp8.cu"):  # the kernels whose waits it bounds
         src = (kernel_dir() / name).read_text(encoding="utf-8")
         assert re.search(r"#ifndef PW_WAIT_TIMEOUT_NS\n#define PW_WAIT_TIMEOUT_NS \d+ull", src)

@@ -3,8 +3,9 @@ emulation and float64.
 
 As shipped (``tc_sum=False, lazy=False``) the kernel runs the cluster kernel's arithmetic op for
 op, so the two outputs must be bitwise equal on every input. The measured alternatives (l from
-the tensor core; O accumulated in the tensor core with a lazy rescale) are checked against the
-float64 reference on the FP8 cache and their own emulation (test_gpu_union8_fp8's bounds). Every
+the tensor core; O accumulated in the tensor core with a lazy rescale) and the accurate mode
+(two-level E4M3 Q and P) are checked against the float64 reference on the FP8 cache and their
+own emulation (test_union8_fp8's bounds; the accurate mode's: at most 0.30 %). Every
 build: every row written (NaN-poisoned outputs), empty A_i rows exactly 0, and bitwise equality
 of every ordering, ring depth and schedule, and of consecutive launches through one group
 counter (0 again after each).
@@ -30,9 +31,10 @@ from tests.helpers.gpu_cases import (
     run_gpu_plan,
 )
 
-# The builds with their own arithmetic (keyword arguments of Fp8WsUnionAttention); the build
+# The builds with their own arithmetic (keyword arguments of Fp8WsUnionAttention): the
+# measured alternatives and the accurate mode (its bounds: test_union8_fp8._check); the build
 # with none of them runs the cluster kernel's.
-BUILDS = [{"tc_sum": True}, {"lazy": True}, {"tc_sum": True, "lazy": True}]
+BUILDS = [{"tc_sum": True}, {"lazy": True}, {"tc_sum": True, "lazy": True}, {"accurate": True}]
 
 
 def _ws(q, cache, topk, cpos, lens, perms=None, offsets=None, slots=6, overlap=True,

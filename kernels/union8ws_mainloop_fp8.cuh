@@ -1,0 +1,267 @@
+// The FP8 mainloop of the warp-specialized Union8 (the fast mode): one stage = one page, the
+// cluster kernel's arithmetic op for op (fp8_wgmma.cuh), so the two kernels' outputs are
+// bitwise identical. Per working page consumer c computes, on its M64 tile (4 queries x 16
+// local heads):
+//   S = Q8 K8^T (Q8 in shared memory, quantized by the consumer at the group's Q stage);
+//   the online-softmax step on each warp whose query sees the page (other warps give P = 0 and
+//   do no exponentials); the causal / length column mask only on a partially visible page;
+//   O_p = P8 V8 in two halves of 64 output dims, each folded as O = fma(O, a, O_p).
+//
+// Every mainloop (this file, union8ws_mainloop_fp8_lazy.cuh, union8ws_mainloop_fp8acc.cuh,
+// union8ws_mainloop_bf16.cuh) has the interface the page walk of union8ws.cu calls:
+//   kStagesPerPage                  ring stages per page
+//   Frag                            what one page hands from its softmax to its PV (the walk
+//                                   keeps two and alternates them)
+//   Mainloop(a, q_tile, tid)        per consumer: its Q tile in shared memory, thread in it
+//   load_q(a, ring, q_stage)        the group's Q tile from its Q stage
+//   begin_group()                   O = 0, m = -inf, l = 0
+//   first(ring, cur, f)             S of the group's first working page, its softmax into f
+//   step(ring, cur, f, nxt, f_nxt)  PV of cur (f) and S + softmax of nxt (into f_nxt)
+//   last(ring, cur, f)              PV of the group's last working page
+//   store(a, qid, head)             the epilogue of my warp's query
+// The walk converges the warp before each call that issues a wgmma (.aligned) and releases
+// the stage of cur after step and last.
+#pragma once
+
+#include "union8ws_epilogue.cuh"
+#include "union8ws_ring.cuh"
+
+// 1: a consumer starts the next page's QK and the current page's PV together and runs the
+// next page's softmax while the tensor cores work (FlashAttention-3's intra-warpgroup
+// overlap); 0: QK, softmax, PV one after the other.
+#ifndef PW_WS_OVERLAP
+#define PW_WS_OVERLAP 1
+#endif
+// 1: the FP8 consumer takes a page's sum p from the tensor core (P8 times a tile of E4M3 ones,
+// issued with the second half of PV), so the softmax step runs no serial FADD chains and l sums
+// exactly the E4M3 P that PV multiplies; 0: the cluster kernel's FP32 sums on the CUDA cores
+// (then both kernels' outputs are bitwise identical).
+#ifndef PW_WS_TC_SUM
+#define PW_WS_TC_SUM 0
+#endif
+
+namespace pageweaver {
+namespace union8ws {
+
+constexpr int kOnesOffset = kQTileBytes / 2;  // a 1 KiB tile of E4M3 ones behind Q8
+static_assert(kOnesOffset + kOnesTileBytes <= kQTileBytes, "the ones tile fits behind Q8");
+
+// S = Q8 K8^T of the page at stage address st, issued (not waited for).
+__device__ __forceinline__ void issue_qk(float (&d)[64], uint32_t q8, uint32_t st) {
+  if constexpr (kProducts) {
+    wgmma_issue_ss(d, q8, st);
+  } else {  // the ablation builds (PW_ABLATE, fp8_wgmma.cuh)
+    opaque_accumulator(d);
+  }
+}
+
+// Q rows g and g + 8 of my warp's query from the group's Q stage (BF16, 0 for an empty slot),
+// as raw holds them for quantize_q_rows (fp8_wgmma.cuh).
+template <class Ring>
+__device__ __forceinline__ void load_q_rows(const Ring& w, int q_stage, int g, int t,
+                                            uint2 (&raw)[2][2 * kKSteps]) {
+  const int qid = w.my_qid();
+  const uint32_t qrow = w.stage(q_stage) + (kConsumerSlots * w.c + w.warp) * kQRowBytes;
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+#pragma unroll
+    for (int cc = 0; cc < 2 * kKSteps; ++cc) {
+      const int col = 32 * (cc >> 1) + 16 * (cc & 1) + 4 * t;
+      raw[hr][cc] = qid >= 0 ? lds64(qrow + 2 * ((g + 8 * hr) * kDim + col))
+                             : make_uint2(0u, 0u);
+    }
+  }
+}
+
+// My warp's Q rows -> E4M3 -> my Q8 tile, and the row factors rf (my previous group's QKs
+// have all completed, so the tile is free).
+template <class Ring>
+__device__ __forceinline__ void build_q8(const Args& a, const Ring& w, int q_stage, uint32_t q8,
+                                         int g, int t, float& rf_lo, float& rf_hi) {
+  uint2 raw[2][2 * kKSteps];
+  uint32_t qa[kKSteps][4];
+  load_q_rows(w, q_stage, g, t, raw);
+  quantize_q_rows(raw, __ldg(a.k_scale + w.head()) * a.plan.scale_log2, qa, rf_lo, rf_hi);
+  store_a_tile(q8, qa, w.warp, g, t);
+}
+
+// Every consumer thread writes 8 bytes of its consumer's 1 KiB tile of E4M3 ones (B of the
+// row-sum product); the first close_q's proxy fence and barrier publish it to the tensor cores.
+__device__ __forceinline__ void fill_ones(uint32_t ones, int tid) {
+  asm volatile("st.shared.v2.b32 [%0], {%1, %1};" ::"r"(ones + 8 * tid), "r"(kE4m3OnesWord)
+               : "memory");
+}
+
+// Two page steps the fast and the accurate FP8 mainloops share. S of page cur and the softmax
+// step on it with nothing else in flight (the group's first working page; the serial
+// schedule):
+template <class Mainloop, class Ring, class Frag>
+__device__ __forceinline__ void s_and_softmax(Mainloop& ml, const Ring& w, const Page& cur,
+                                              Frag& f) {
+  ml.issue_s(w.stage(cur.s()));
+  wgmma_wait<0>();
+  fence_acc(ml.d);
+  ml.softmax_a(cur, f);
+  ml.softmax_b(cur, f);
+}
+// The PV of page cur in its two halves of 64 output dims, each folded once done (the group's
+// last working page; the serial schedule).
+template <class Mainloop, class Ring, class Frag>
+__device__ __forceinline__ void pv_halves(Mainloop& ml, const Ring& w, const Page& cur,
+                                          const Frag& f) {
+  ml.template issue_pv<0>(f, w.stage(cur.s()));
+  ml.template fold<0>(cur, f);
+  ml.template issue_pv<1>(f, w.stage(cur.s()));
+  ml.template fold<1>(cur, f);
+}
+
+// What the fast and the lazy FP8 mainloops share: the consumer's Q8 tile (and the ones tile
+// behind it), my thread's place in the fragments, Q8's row factors rf.
+struct Fp8QTile {
+  int warp, g, t;
+  uint32_t q8, ones;
+  float rf_lo, rf_hi;  // Q8's row factors (log2 units)
+
+  __device__ __forceinline__ Fp8QTile(uint32_t q_tile, int tid)
+      : warp(tid >> 5), g((tid & 31) >> 2), t(tid & 3), q8(q_tile), ones(q_tile + kOnesOffset) {
+    if constexpr (PW_WS_TC_SUM) fill_ones(ones, tid);
+  }
+  template <class Ring>
+  __device__ __forceinline__ void load_q(const Args& a, const Ring& w, int q_stage) {
+    build_q8(a, w, q_stage, q8, g, t, rf_lo, rf_hi);
+  }
+};
+
+struct Fp8Mainloop : Fp8QTile {
+  static constexpr int kStagesPerPage = 1;
+  // The online-softmax step of a page comes in two parts (softmax_a: the row maxima and the
+  // exponentials of columns 0 .. 63; softmax_b: columns 64 .. 127 and the running sums), each
+  // filling half of the P fragments, so each can run behind one half of the previous PV.
+  struct Frag {
+    uint32_t p[kKSteps][4];  // P8, the A fragments of PV
+    SoftmaxSums st;
+    float al_lo, al_hi;      // a = 2^(m - m') of rows g, g + 8
+  };
+
+  float o[64];                 // O of rows g, g + 8
+  float m_lo, m_hi;            // running max (log2 units)
+  float l_lo, l_hi;            // this thread's part of the running sums (x 2^8)
+  float d[64], op[32], rs[4];  // S; half of O_p; the page's row sums (PW_WS_TC_SUM)
+
+  __device__ __forceinline__ Fp8Mainloop(const Args&, uint32_t q_tile, int tid)
+      : Fp8QTile(q_tile, tid) {}
+  __device__ __forceinline__ void begin_group() {
+#pragma unroll
+    for (int i = 0; i < 64; ++i) o[i] = 0.f;
+    m_lo = m_hi = -INFINITY;
+    l_lo = l_hi = 0.f;
+  }
+
+  // My warp's softmax step on page pg, part A then part B (P = 0 and a = 1 when my query
+  // does not see the page).
+  __device__ __forceinline__ void softmax_a(const Page& pg, Frag& f) {
+    f.al_lo = f.al_hi = 1.f;
+    const int vis = pg.seen();
+    if (vis > 0 && kSoftmaxStep) {
+      if (vis < kPage) {  // causal / length tail inside this page
+        softmax_max<true>(d, vis, t, rf_lo, rf_hi, m_lo, m_hi, f.al_lo, f.al_hi, f.st);
+        softmax_exps<true, 0, 2, !PW_WS_TC_SUM>(d, vis, t, rf_lo, rf_hi, f.st, f.p);
+      } else {
+        softmax_max<false>(d, kPage, t, rf_lo, rf_hi, m_lo, m_hi, f.al_lo, f.al_hi, f.st);
+        softmax_exps<false, 0, 2, !PW_WS_TC_SUM>(d, kPage, t, rf_lo, rf_hi, f.st, f.p);
+      }
+    } else {
+#pragma unroll
+      for (int ks = 0; ks < 2; ++ks) f.p[ks][0] = f.p[ks][1] = f.p[ks][2] = f.p[ks][3] = 0u;
+    }
+  }
+  __device__ __forceinline__ void softmax_b(const Page& pg, Frag& f) {
+    const int vis = pg.seen();
+    if (vis > 0 && kSoftmaxStep) {
+      if (vis < kPage) {
+        softmax_exps<true, 2, 4, !PW_WS_TC_SUM>(d, vis, t, rf_lo, rf_hi, f.st, f.p);
+      } else {
+        softmax_exps<false, 2, 4, !PW_WS_TC_SUM>(d, kPage, t, rf_lo, rf_hi, f.st, f.p);
+      }
+      if constexpr (!PW_WS_TC_SUM) softmax_finish(f.al_lo, f.al_hi, f.st, l_lo, l_hi);
+    } else {
+#pragma unroll
+      for (int ks = 2; ks < 4; ++ks) f.p[ks][0] = f.p[ks][1] = f.p[ks][2] = f.p[ks][3] = 0u;
+    }
+  }
+
+  // Output dims 64 h .. 64 h + 63 of O_p = P8 V8 for the page at stage address st, issued as
+  // one committed group; with the second half (PW_WS_TC_SUM) also the page's row sums of P8
+  // into rs (P8 times the ones tile: every column of rs is sum p of its row).
+  template <int kHalf>
+  __device__ __forceinline__ void issue_pv(const Frag& f, uint32_t st) {
+    if constexpr (kProducts) {
+      const uint64_t desc = sw128_desc(st + kTileBytes + kHalf * (kTileBytes / 2));
+      wgmma_fence();
+      wgmma_m64n64k32<false>(op, f.p[0], desc);
+#pragma unroll
+      for (int ks = 1; ks < kKSteps; ++ks) wgmma_m64n64k32<true>(op, f.p[ks], desc + 2 * ks);
+      if constexpr (PW_WS_TC_SUM && kHalf == 1) {
+        const uint64_t od = sw128_desc(ones);
+        wgmma_m64n8k32<false>(rs, f.p[0], od);
+#pragma unroll
+        for (int ks = 1; ks < kKSteps; ++ks) wgmma_m64n8k32<true>(rs, f.p[ks], od + 2 * ks);
+      }
+      wgmma_commit();
+    }
+  }
+  // O = fma(O, a, O_p) on half kHalf once its product is done (and l from the row sums).
+  template <int kHalf>
+  __device__ __forceinline__ void fold(const Page& pg, const Frag& f) {
+    wgmma_wait<0>();
+    fence_acc(op);
+    if constexpr (PW_WS_TC_SUM && kHalf == 1) fence_acc(rs);
+    if (pg.seen()) {
+      fold_half<kHalf>(o, op, f.al_lo, f.al_hi);
+      if constexpr (PW_WS_TC_SUM && kHalf == 1) {  // l = l a + sum p8 (the page's row sums)
+        l_lo = fmaf(l_lo, f.al_lo, rs[0]);
+        l_hi = fmaf(l_hi, f.al_hi, rs[2]);
+      }
+    }
+    __syncwarp();
+  }
+
+  __device__ __forceinline__ void issue_s(uint32_t st) { issue_qk(d, q8, st); }
+
+  template <class Ring>
+  __device__ __forceinline__ void first(const Ring& w, const Page& cur, Frag& f) {
+    s_and_softmax(*this, w, cur, f);
+  }
+  // QK(next) and the first half of PV(this page) are issued together, softmax part A of the
+  // next page runs behind them, the second half of PV is issued after the first is folded and
+  // runs during part B.
+  template <class Ring>
+  __device__ __forceinline__ void step(const Ring& w, const Page& cur, const Frag& f,
+                                       const Page& nxt, Frag& f_nxt) {
+    if constexpr (PW_WS_OVERLAP) {
+      issue_qk(d, q8, w.stage(nxt.s()));  // S of the next page (d is free again) ...
+      issue_pv<0>(f, w.stage(cur.s()));   // ... then half of O_p of this page
+      wgmma_wait<1>();                    // S is there; the PV half still runs
+      fence_acc(d);
+      softmax_a(nxt, f_nxt);
+      fold<0>(cur, f);
+      issue_pv<1>(f, w.stage(cur.s()));   // the other half runs during part B
+      softmax_b(nxt, f_nxt);
+      fold<1>(cur, f);
+    } else {  // one product at a time
+      pv_halves(*this, w, cur, f);
+      s_and_softmax(*this, w, nxt, f_nxt);
+    }
+  }
+  template <class Ring>
+  __device__ __forceinline__ void last(const Ring& w, const Page& cur, const Frag& f) {
+    pv_halves(*this, w, cur, f);
+  }
+  // O and l both carry the 2^8 of P; V's scale here.
+  __device__ __forceinline__ void store(const Args& a, int qid, int head) const {
+    store_query<true, !PW_WS_TC_SUM>(a, qid, head, o, l_lo, l_hi, g, t);
+  }
+};
+
+}  // namespace union8ws
+}  // namespace pageweaver

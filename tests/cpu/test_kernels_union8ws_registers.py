@@ -18,13 +18,14 @@ import pytest
 from pageweaver_edu.gpu.union8ws import CONSUMER_REGS, PRODUCER_REGS, min_entry_registers
 from tests.helpers.sass_tools import KERNELS, compile_cubin, ptxas_resources
 
-SOURCE = KERNELS / "union8ws.cu"
+SOURCES = (KERNELS / "union8ws.cu", KERNELS / "union8ws_shared.cuh")
 BUILDS = {"shipped": (), "tc_sum_lazy": ("-DPW_WS_TC_SUM=1", "-DPW_WS_LAZY=1"),
-          "two_stages_serial": ("-DPW_UNION_SLOTS=2", "-DPW_WS_OVERLAP=0")}
+          "two_stages_serial": ("-DPW_UNION_SLOTS=2", "-DPW_WS_OVERLAP=0"),
+          "accurate": ("-DPW_WS_ACCURATE=1",)}
 
 
 def test_front_end_constants_are_the_kernels():
-    src = SOURCE.read_text(encoding="utf-8")
+    src = "\n".join(p.read_text(encoding="utf-8") for p in SOURCES)
     assert int(re.search(r"kProducerRegs = (\d+);", src).group(1)) == PRODUCER_REGS
     assert int(re.search(r"kConsumerRegs = (\d+);", src).group(1)) == CONSUMER_REGS
     assert re.search(r"kThreads = 128 \* \(1 \+ kConsumers\)", src)
@@ -33,7 +34,7 @@ def test_front_end_constants_are_the_kernels():
 
 @pytest.mark.parametrize("options", BUILDS.values(), ids=BUILDS.keys())
 def test_every_entry_has_the_registers_of_the_split(options, tmp_path):
-    report = compile_cubin(SOURCE, tmp_path / "union8ws.cubin", *options)
+    report = compile_cubin(SOURCES[0], tmp_path / "union8ws.cubin", *options)
     found = ptxas_resources(report)
     entries = {name: res for name, res in found.items() if name.startswith("union8ws_")}
     assert set(entries) == {"union8ws_fp8", "union8ws_bf16"}, report

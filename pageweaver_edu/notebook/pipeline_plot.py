@@ -77,12 +77,13 @@ def _window(res: SimResult, window) -> tuple[int, int, float, float]:
     return lo, hi, t0, max((e.t_end for e in evs), default=0.0)
 
 
-def _trace_data(res: SimResult, window=None) -> list[dict]:
+def _trace_data(res: SimResult, window=None, lists: bool = False) -> list[dict]:
     """Per trace (fixed order: BARS then MARKS), arrays sorted by start time, for the union
     indices ``window = (first, end)`` (all by default).
 
-    Each dict holds ``t0``, ``t1`` (float64 [m]), ``y`` (float64 [m]), ``text`` and
-    ``hover`` (lists of str, length m).
+    Each dict holds ``t0``, ``t1``, ``dt`` (= t1 - t0) and ``y`` (float64 [m]; lists of
+    float when ``lists``, as a FigureWidget needs), ``text`` and ``hover`` (lists of str,
+    length m).
     """
     lo, hi, t_lo, t_hi = _window(res, window)
     out, span = [], max(t_hi - t_lo, 1e-9) * 1.015
@@ -109,6 +110,9 @@ def _trace_data(res: SimResult, window=None) -> list[dict]:
     for d in out:
         for k in ("t0", "t1", "y"):
             d[k] = np.round(np.asarray(d[k], dtype=np.float64), 4)
+        d["dt"] = d["t1"] - d["t0"]
+        if lists:
+            d.update({k: d[k].tolist() for k in ("t0", "t1", "dt", "y")})
     return out
 
 
@@ -130,7 +134,7 @@ def _traces(data: list[dict]) -> list:
     traces = []
     for d, (name, colour, pattern) in zip(data, BARS.values(), strict=False):
         traces.append(go.Bar(
-            name=name, orientation="h", y=d["y"], base=d["t0"], x=d["t1"] - d["t0"],
+            name=name, orientation="h", y=d["y"], base=d["t0"], x=d["dt"],
             width=BAR_WIDTH, text=d["text"], hovertext=d["hover"], hoverinfo="text",
             textposition="inside", insidetextanchor="middle", textangle=0,
             textfont={"size": 11}, marker={"color": colour, "line": {"color": "black",
@@ -237,7 +241,7 @@ def _x_range(res: SimResult, window=None) -> list[float]:
 def timeline_widget(res: SimResult, window=None) -> go.FigureWidget:
     """A ``go.FigureWidget`` of the (static) timeline, for :func:`update_timeline_widget`;
     ``window = (first, end)`` draws only those union indices."""
-    return go.FigureWidget(go.Figure(_traces(_trace_data(res, window)),
+    return go.FigureWidget(go.Figure(_traces(_trace_data(res, window, lists=True)),
                                      _layout(res, window)))
 
 
@@ -253,11 +257,11 @@ def update_timeline_widget(widget: go.FigureWidget, res: SimResult, window=None)
     window : (int, int), optional
         Union indices ``first .. end - 1`` to draw (the x axis follows them); all by default.
     """
-    data = _trace_data(res, window)
+    data = _trace_data(res, window, lists=True)
     with widget.batch_update():
         for tr, d in zip(widget.data, data, strict=True):
             if tr.type == "bar":
-                tr.update(y=d["y"], base=d["t0"], x=d["t1"] - d["t0"], text=d["text"],
+                tr.update(y=d["y"], base=d["t0"], x=d["dt"], text=d["text"],
                           hovertext=d["hover"])
             else:
                 tr.update(x=d["t0"], y=d["y"], text=d["text"], hovertext=d["hover"])

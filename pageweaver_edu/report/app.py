@@ -18,7 +18,9 @@ from .analysis import CaptureAnalysis, analyze_capture
 #: The figures the widget shows: name -> the report's figure function.
 APP_FIGURES = {"visits": figures.visits_c4_figure, "rho": figures.rho_window_figure,
                "gain": figures.gain_figure}
-CHUNK_CHOICES = [("whole requests", None), ("4,096 queries", 4096), ("1,024 queries", 1024)]
+#: Menu label -> chunk size in queries; 0 = whole requests (no chunking). Not None: a Dropdown
+#: whose value is None shows no selection.
+CHUNK_CHOICES = [("whole requests", 0), ("4,096 queries", 4096), ("1,024 queries", 1024)]
 
 
 def refresh(widget: go.FigureWidget, fig: go.Figure) -> None:
@@ -59,14 +61,14 @@ def capture_app(capture, source: str = "capture", out=None, group: int = 8,
     out = Path(out or "report.html")
     c = {"g": w.Dropdown(options=[2, 4, 8], value=group, description="g"),
          "B": w.Dropdown(options=[256, 512, 1024, 2048], value=capacity, description="B pages"),
-         "chunk": w.Dropdown(options=CHUNK_CHOICES, value=None, description="chunk size"),
+         "chunk": w.Dropdown(options=CHUNK_CHOICES, value=0, description="chunk size"),
          "export": w.Button(description="export report", tooltip=f"write {out}")}
     figs = {name: go.FigureWidget() for name in APP_FIGURES}
     status = w.HTML()
 
     def draw(_=None):
         a = analyze_capture(capture, source, group=c["g"].value, capacity=c["B"].value,
-                            chunk_size=c["chunk"].value, quiet=True)
+                            chunk_size=c["chunk"].value or None, quiet=True)
         for name, make in APP_FIGURES.items():
             refresh(figs[name], make(a))
         status.value = summary_line(a)

@@ -25,7 +25,8 @@ from .union import BITS
 
 
 def bit_rows_figure(rows: dict, first_page: int = 0, width: int = 32) -> go.Figure:
-    """Rows of bits (one column per page) with 1/0 written in every cell.
+    """Rows of bits (one column per page) with 1/0 written in every cell, the highest page
+    (the word's most significant bit) on the left, as the word is written.
 
     Parameters
     ----------
@@ -39,12 +40,15 @@ def bit_rows_figure(rows: dict, first_page: int = 0, width: int = 32) -> go.Figu
     fig = go.Figure(go.Heatmap(z=z, x=pages, y=list(rows), colorscale=BITS, showscale=False,
                                text=z.astype(str), texttemplate="%{text}", xgap=1, ygap=1))
     fig.update_yaxes(autorange="reversed")
-    return style(fig, f"bits of pages {first_page}–{first_page + width - 1}", "page id (bit)",
-                 "bitmap", height=90 + 45 * len(rows), legend_rows=0)
+    fig.update_xaxes(autorange="reversed", dtick=4)  # most significant bit first
+    return style(fig, f"bits of pages {first_page}–{first_page + width - 1}", "page id (bit; "
+                 "most significant on the left)", "bitmap", height=90 + 45 * len(rows),
+                 legend_rows=0)
 
 
 def bitmap_grid_figure(pages, capacity: int = 512, title: str = "") -> go.Figure:
-    """A query's bitmap as ``⌈B/32⌉`` words × 32 bits; set bits show their page id."""
+    """A query's bitmap as ``⌈B/32⌉`` words × 32 bits, bit 31 on the left (each word as it is
+    written, most significant bit first); set bits show their page id."""
     words = bitmap_words(capacity)
     bits = encode_bitmaps(np.asarray(pages, dtype=np.int64)[None, :], capacity)[0]
     z = np.array([[(int(w) >> b) & 1 for b in range(32)] for w in bits])
@@ -53,9 +57,10 @@ def bitmap_grid_figure(pages, capacity: int = 512, title: str = "") -> go.Figure
                                colorscale=BITS, showscale=False, text=text, xgap=1, ygap=1,
                                texttemplate="%{text}", textfont=dict(size=10)))
     fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(autorange="reversed", dtick=4)  # bit 31 first, as the word is written
     return style(fig, title or f"{len(set(pages))} pages in {words} uint32 words",
-                 "bit b within the word (page = 32·w + b)", "word w", height=100 + 24 * words,
-                 legend_rows=0)
+                 "bit b within the word (page = 32·w + b; bit 31 on the left)", "word w",
+                 height=100 + 24 * words, legend_rows=0)
 
 
 def cta_round_view(trace: CtaTrace, k: int, start: int = 0) -> dict:

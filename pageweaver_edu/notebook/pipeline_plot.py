@@ -68,6 +68,21 @@ def _stagger(t, lane, text, span: float) -> np.ndarray:
     return level
 
 
+def _merge_coincident(pts: list[tuple]) -> list[tuple]:
+    """One mark per (time, lane): events of one kind at the same instant on the same lane
+    (two slots freed at once, say) share a marker and one label, "②4,5", instead of two
+    labels drawn over each other."""
+    merged: dict = {}
+    for t, lane, text, hover in pts:
+        if (t, lane) in merged:
+            t_, lane_, text_, hover_ = merged[(t, lane)]
+            label = f"{text_},{text.lstrip('①②⚠')}" if text else text_
+            merged[(t, lane)] = (t, lane, label, f"{hover_}<br>{hover}")
+        else:
+            merged[(t, lane)] = (t, lane, text, hover)
+    return list(merged.values())
+
+
 def _window(res: SimResult, window) -> tuple[int, int, float, float]:
     """(first, end) union indices shown and the time span (t0, t1) of their events."""
     n = len(res.flags)
@@ -103,6 +118,7 @@ def _trace_data(res: SimResult, window=None, lists: bool = False) -> list[dict]:
             pts = [(e.t_start, LANES[e.actor], "" if prefix is None else f"{prefix}{e.index}",
                     f"{e.actor} {kind} index {e.index} (page {e.page}) slot {e.slot} at "
                     f"{e.t_start:g}") for e in events if e.kind == kind]
+        pts = _merge_coincident(pts)
         t, lane, text = (np.array([p[k] for p in pts]) for k in range(3))
         level = _stagger(t, lane, text, span) if pts else np.zeros(0)
         out.append({"t0": t, "t1": t, "y": lane + dy + np.sign(dy) * STAGGER * level,
@@ -118,7 +134,13 @@ def _trace_data(res: SimResult, window=None, lists: bool = False) -> list[dict]:
 
 def _title(res: SimResult, window=None) -> tuple[str, str]:
     """(short title, statistics subtitle; a deadlock adds a second line)."""
-    title = f"Union8 pipeline: {res.protocol} protocol, {res.n_slots} KV slots per CTA"
+    if res.protocol == "broken":
+        mode = "BROKEN protocol (reuse once CTA0 alone released)"
+    elif res.deadlock is not None:  # the correct protocol deadlocks only without skip releases
+        mode = "DEADLOCK (a skipping CTA never releases)"
+    else:
+        mode = "correct protocol"
+    title = f"Union8 pipeline, {res.n_slots} KV slots per CTA: {mode}"
     lo, hi, _, _ = _window(res, window)
     shown = "" if (lo, hi) == (0, len(res.flags)) else (
         f"union indices k = {lo}–{hi - 1} of {len(res.flags)} shown · ")

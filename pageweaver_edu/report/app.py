@@ -1,14 +1,18 @@
 """Chapter 13's widget: your own capture under g, B and the chunk size, and the report export.
 
-Every control change reruns :func:`pageweaver_edu.report.analysis.analyze_capture` (the same
-analysis as ``pageweaver report``) and redraws the report's figures in place; the export button
+A control change runs :func:`pageweaver_edu.report.analysis.analyze_capture` (the same analysis
+as ``pageweaver report``) for the new (g, B, chunk size), once per setting: the analysis and its
+figures are kept (:data:`KEEP_SETTINGS` of them), so going back to a setting only redraws.
+:func:`refresh` sends the browser only the trace properties that changed. The export button
 writes the report page for the current settings.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from pathlib import Path
 
+import numpy as np
 import plotly.graph_objects as go
 
 from ..notebook.style import widget_ready
@@ -21,20 +25,37 @@ APP_FIGURES = {"visits": figures.visits_c4_figure, "rho": figures.rho_window_fig
 #: Menu label -> chunk size in queries; 0 = whole requests (no chunking). Not None: a Dropdown
 #: whose value is None shows no selection.
 CHUNK_CHOICES = [("whole requests", 0), ("4,096 queries", 4096), ("1,024 queries", 1024)]
+KEEP_SETTINGS = 12  # analyses (with their figures) kept, most recent first
+
+
+def _same(a, b) -> bool:
+    """Equal plotly property values (lists, arrays, dicts or scalars)."""
+    try:
+        return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object)))
+    except (ValueError, TypeError):
+        return False
 
 
 def refresh(widget: go.FigureWidget, fig: go.Figure) -> None:
-    """Make ``widget`` show ``fig``: traces updated in place when their types match (else
-    replaced), and the layout, in one batch."""
-    if [t.type for t in widget.data] != [t.type for t in fig.data]:
+    """Make ``widget`` show ``fig`` in one batch: traces updated in place when their types
+    match, each with only the properties that differ (all of them, once, when the traces are
+    new: that first full edit is what lets :func:`~..notebook.style.fit_to_output` refit the
+    figure once it is on the page), and the layout."""
+    new_traces = [t.type for t in widget.data] != [t.type for t in fig.data]
+    if new_traces:
         widget.data = []
         widget.add_traces(list(fig.data))
     with widget.batch_update():
         for old, new in zip(widget.data, fig.data, strict=True):
-            props = new.to_plotly_json()
-            props.pop("type", None)
-            props.pop("uid", None)
-            old.update(props, overwrite=True)
+            now, props = old.to_plotly_json(), new.to_plotly_json()
+            for key in ("type", "uid"):
+                now.pop(key, None)
+                props.pop(key, None)
+            changed = props if new_traces else {
+                k: v for k, v in props.items() if k not in now or not _same(now[k], v)}
+            changed |= {k: None for k in now if k not in props}  # gone from the new figure
+            if changed:
+                old.update(changed, overwrite=True)
         widget.layout.update(fig.layout.to_plotly_json(), overwrite=True)
 
 
@@ -66,12 +87,24 @@ def capture_app(capture, source: str = "capture", out=None, group: int = 8,
     figs = {name: go.FigureWidget() for name in APP_FIGURES}
     status = w.HTML()
 
+    kept: OrderedDict = OrderedDict()  # (g, B, chunk) -> (analysis, figures, status line)
+
+    def setting():
+        key = (c["g"].value, c["B"].value, c["chunk"].value)
+        if key not in kept:
+            a = analyze_capture(capture, source, group=key[0], capacity=key[1],
+                                chunk_size=key[2] or None, quiet=True)
+            kept[key] = (a, {n: make(a) for n, make in APP_FIGURES.items()}, summary_line(a))
+            while len(kept) > KEEP_SETTINGS:
+                kept.popitem(last=False)
+        kept.move_to_end(key)
+        return kept[key]
+
     def draw(_=None):
-        a = analyze_capture(capture, source, group=c["g"].value, capacity=c["B"].value,
-                            chunk_size=c["chunk"].value or None, quiet=True)
-        for name, make in APP_FIGURES.items():
-            refresh(figs[name], make(a))
-        status.value = summary_line(a)
+        a, drawn, line = setting()
+        for name, fig in drawn.items():
+            refresh(figs[name], fig)
+        status.value = line
         box.analysis = a
 
     def export(_=None):

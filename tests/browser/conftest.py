@@ -113,6 +113,7 @@ def page(browser_context, lab, artifacts, request):
             pass
         sys.stdout.write(f"\n[browser] JupyterLab log tail:\n{lab.log_tail(20)}\n")
     pg.close()
+    lab.shutdown_kernels()  # the next chapter gets the CPU to itself
     pg.js_errors.check()
     pg.kernel_errors.check()
 

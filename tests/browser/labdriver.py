@@ -236,6 +236,15 @@ class Lab:
         self.stop()
         raise RuntimeError(f"JupyterLab did not answer in {timeout:.0f} s:\n{self.log_tail()}")
 
+    def shutdown_kernels(self) -> None:
+        """Stop every running kernel (a closed tab leaves its kernel running)."""
+        with urllib.request.urlopen(self.url("api/kernels"), timeout=10) as r:
+            kernels = json.loads(r.read())
+        for k in kernels:
+            req = urllib.request.Request(self.url(f"api/kernels/{k['id']}"), method="DELETE")
+            with urllib.request.urlopen(req, timeout=30):
+                pass
+
     def log_tail(self, n: int = 40) -> str:
         try:
             return "\n".join(self.log_path.read_text().splitlines()[-n:])

@@ -32,6 +32,8 @@ from labdriver import (
 from test_lab_widget_errors import move_every_control
 from walk_series import CHECKS_JS
 
+from pageweaver_edu.notebook.online_cost import RECORDED_PRESETS
+
 #: Width of a widget's plotly SVG over the width of its output area (plotly's default 700 px
 #: is ~0.7 of a 1400 px window's notebook).
 WIDTHS_JS = """
@@ -67,7 +69,8 @@ def test_08_figures_have_no_overlapping_labels(page, lab, artifacts):
     shot(page, artifacts, "08_orderings", scatter)
     findings = scatter.evaluate(CHECKS_JS)
     assert not [f for f in findings if "overlapping" in f], findings
-    assert scatter.locator(".textpoint text").count() == 3  # one name per preset
+    names = [t for t in scatter.locator(".textpoint text").all_text_contents() if t.strip()]
+    assert sorted(names) == sorted(RECORDED_PRESETS)  # one name per preset (and its colour)
     page.js_errors.check()
 
 

@@ -19,26 +19,11 @@ raises "The truth value of an array ... is ambiguous").
 
 from __future__ import annotations
 
-import json
-import re
-
 import pytest
-from labdriver import ACTIVE, REPO, open_notebook, run_all, shot
-from widget_actions import controls, exercise
+from labdriver import ACTIVE, open_notebook, run_all, shot
+from widget_actions import controls, exercise, widget_chapters
 
-WIDGET_SOURCE = re.compile(r"import ipywidgets|\w+_app\(|pipeline_explorer\(|CtaStepper\(")
 OWN_TESTS = {"03", "06", "12", "13"}  # test_lab_widgets.py, test_lab_later_chapters.py
-
-
-def widget_chapters() -> list[str]:
-    """Notebook names whose code builds widgets."""
-    out = []
-    for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
-        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-        if WIDGET_SOURCE.search(code):
-            out.append(path.name)
-    return out
 
 
 def move_every_control(page, artifacts, stem: str, moves: int = 2) -> dict:

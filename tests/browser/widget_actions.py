@@ -15,14 +15,18 @@ end of the redraw as the browser drew it (kernel round trip, Python callback, pl
 
 from __future__ import annotations
 
+import json
+import re
 import time
 from dataclasses import dataclass
 
-from labdriver import ACTIVE
+from labdriver import ACTIVE, REPO
 
 QUIET_MS = 800  # no change for this long: the redraw is over
 SETTLE_TIMEOUT_S = 20.0
 
+#: What marks a chapter with widgets in its code: ipywidgets, or one of the package's builders.
+WIDGET_SOURCE = re.compile(r"import ipywidgets|\w+_app\(|pipeline_explorer\(|CtaStepper\(")
 CONTROL_SELECTOR = ".widget-dropdown, .widget-slider, .widget-toggle-buttons, .widget-checkbox"
 
 #: (output index, control index, kind, label) of every control of every widget app.
@@ -92,6 +96,17 @@ STATE_JS = """
         return s ? [s.changes, s.last === null ? null : s.last - s.t0,
                     s.last === null ? now - s.t0 : now - s.last] : null; }
 """
+
+
+def widget_chapters() -> list[str]:
+    """Names of the notebooks whose code builds widgets."""
+    out = []
+    for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        if WIDGET_SOURCE.search(code):
+            out.append(path.name)
+    return out
 
 
 @dataclass

@@ -298,7 +298,10 @@ def test_timeline_figure_frames_and_size():
     load = fig.data[0]
     assert all("<br>b" in t for t in load.text)  # slot b written on every load bar
     hazard = fig.data[-1]
-    assert len(hazard.x) == len(r.hazards) > 0
+    # one mark per (time, lane): hazards at one instant share it, every index in its label
+    assert len(hazard.x) == len({(h.t, h.actor) for h in r.hazards}) > 0
+    assert {str(h.index) for h in r.hazards} <= {
+        i for label in hazard.text for i in label.lstrip("⚠").split(",")}
     for frame in fig.frames:  # frame k: a start-sorted prefix of every trace, never the future
         for fd, base in zip(frame.data, fig.data, strict=True):
             assert len(fd.y) <= len(base.y)

@@ -1,15 +1,15 @@
 """Chapter 13's widget: your own capture under g, B and the chunk size, and the report export.
 
-A control change runs :func:`pageweaver_edu.report.analysis.analyze_capture` (the same analysis
-as ``pageweaver report``) for the new (g, B, chunk size), once per setting: the analysis and its
-figures are kept (:data:`KEEP_SETTINGS` of them), so going back to a setting only redraws.
-:func:`refresh` sends the browser only the trace properties that changed. The export button
-writes the report page for the current settings.
+Each setting (g, B, chunk size) is analysed once by
+:func:`pageweaver_edu.report.analysis.analyze_capture` (the same analysis as ``pageweaver
+report``) and kept with its figures (:class:`~pageweaver_edu.report.settings.SettingCache`);
+the settings one menu change away from the one shown are analysed ahead, in a background
+thread, so a change only redraws. :func:`refresh` sends the browser only the trace and layout
+properties that changed. The export button writes the report page for the current settings.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 from ..notebook.style import widget_ready
 from . import figures
 from .analysis import CaptureAnalysis, analyze_capture
+from .settings import SettingCache
 
 #: The figures the widget shows: name -> the report's figure function.
 APP_FIGURES = {"visits": figures.visits_c4_figure, "rho": figures.rho_window_figure,
@@ -25,7 +26,7 @@ APP_FIGURES = {"visits": figures.visits_c4_figure, "rho": figures.rho_window_fig
 #: Menu label -> chunk size in queries; 0 = whole requests (no chunking). Not None: a Dropdown
 #: whose value is None shows no selection.
 CHUNK_CHOICES = [("whole requests", 0), ("4,096 queries", 4096), ("1,024 queries", 1024)]
-KEEP_SETTINGS = 12  # analyses (with their figures) kept, most recent first
+GROUPS, CAPACITIES = [2, 4, 8], [256, 512, 1024, 2048]
 
 
 def _same(a, b) -> bool:
@@ -56,7 +57,10 @@ def refresh(widget: go.FigureWidget, fig: go.Figure) -> None:
             changed |= {k: None for k in now if k not in props}  # gone from the new figure
             if changed:
                 old.update(changed, overwrite=True)
-        widget.layout.update(fig.layout.to_plotly_json(), overwrite=True)
+        now, props = widget.layout.to_plotly_json(), fig.layout.to_plotly_json()
+        changed = {k: v for k, v in props.items() if k not in now or not _same(now[k], v)}
+        if changed:
+            widget.layout.update(changed, overwrite=True)
 
 
 def summary_line(a: CaptureAnalysis) -> str:
@@ -80,32 +84,29 @@ def capture_app(capture, source: str = "capture", out=None, group: int = 8,
     from .page import build_page, write_atomic
 
     out = Path(out or "report.html")
-    c = {"g": w.Dropdown(options=[2, 4, 8], value=group, description="g"),
-         "B": w.Dropdown(options=[256, 512, 1024, 2048], value=capacity, description="B pages"),
+    c = {"g": w.Dropdown(options=GROUPS, value=group, description="g"),
+         "B": w.Dropdown(options=CAPACITIES, value=capacity, description="B pages"),
          "chunk": w.Dropdown(options=CHUNK_CHOICES, value=0, description="chunk size"),
          "export": w.Button(description="export report", tooltip=f"write {out}")}
     figs = {name: go.FigureWidget() for name in APP_FIGURES}
     status = w.HTML()
 
-    kept: OrderedDict = OrderedDict()  # (g, B, chunk) -> (analysis, figures, status line)
+    def analysed(key):  # (g, B, chunk) -> (analysis, figures, status line)
+        a = analyze_capture(capture, source, group=key[0], capacity=key[1],
+                            chunk_size=key[2] or None, quiet=True)
+        return a, {n: make(a) for n, make in APP_FIGURES.items()}, summary_line(a)
 
-    def setting():
-        key = (c["g"].value, c["B"].value, c["chunk"].value)
-        if key not in kept:
-            a = analyze_capture(capture, source, group=key[0], capacity=key[1],
-                                chunk_size=key[2] or None, quiet=True)
-            kept[key] = (a, {n: make(a) for n, make in APP_FIGURES.items()}, summary_line(a))
-            while len(kept) > KEEP_SETTINGS:
-                kept.popitem(last=False)
-        kept.move_to_end(key)
-        return kept[key]
+    settings = SettingCache(analysed, {0: GROUPS, 1: CAPACITIES,
+                                       2: [v for _, v in CHUNK_CHOICES]})
 
     def draw(_=None):
-        a, drawn, line = setting()
+        key = (c["g"].value, c["B"].value, c["chunk"].value)
+        a, drawn, line = settings.get(key)
         for name, fig in drawn.items():
             refresh(figs[name], fig)
         status.value = line
         box.analysis = a
+        settings.ahead(key)
 
     def export(_=None):
         path = write_atomic(out, build_page(box.analysis, time_estimate(box.analysis)))
@@ -117,6 +118,7 @@ def capture_app(capture, source: str = "capture", out=None, group: int = 8,
     c["export"].on_click(export)
     box = w.VBox([w.HBox([c["g"], c["B"], c["chunk"], c["export"]]), status, *figs.values()])
     box.controls, box.status, box.figs, box.export = c, status, figs, export
+    box.settings = settings
     draw()
     widget_ready(*figs.values())
     return box

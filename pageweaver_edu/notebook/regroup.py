@@ -1,8 +1,8 @@
 """Figures and widget callbacks of chapter 03, greedy regroup (arXiv:2610.11201, Algorithm 1).
 
 Every widget of the chapter is a ``go.FigureWidget`` built by a ``*_figure`` function and
-redrawn in place by an ``update_*`` function (one ``batch_update``), so the tests and
-``benchmarks/bench_widget_latency.py`` call the same code as the sliders:
+redrawn in place by an ``update_*`` function (one ``batch_update``), so the tests call the
+same code as the sliders (``benchmarks/bench_widget_latency.py`` times them in the browser):
 
 * :func:`round_view_figure` / :func:`update_round_view` — one round of Algorithm 1 (in
   :mod:`pageweaver_edu.notebook.regroup_rounds`, re-exported here with :func:`greedy_steps`

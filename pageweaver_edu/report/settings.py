@@ -11,6 +11,7 @@ twice.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -73,6 +74,10 @@ class SettingCache:
                 self.worker.start()
 
     def _work(self) -> None:
+        try:  # the lowest CPU priority: a reader's redraw goes first (Linux threads only)
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        except (AttributeError, OSError):
+            pass
         while True:
             with self.lock:
                 if not self.todo:

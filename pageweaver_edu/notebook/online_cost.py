@@ -123,9 +123,12 @@ def _orderings_figure(points: dict, presets) -> go.Figure:
                         legendgroup="orderings", legendgrouptitle_text="ordering (marker)",
                         marker={"symbol": symbol[key], "size": 10, "color": "#636363"})
     style(fig, "Union8 complete-call time vs union visits (recorded, H200, 1 KV head)",
-          "union visits Σ|U_G|", "median time (µs)", height=500, legend_rows=3,
+          "union visits Σ|U_G|", "median time (µs)", height=460, legend_rows=0,
           subtitle="colour and dotted line: the preset (named at its original order); "
                    "marker: the ordering; exact values in the table below")
+    # two legend groups (presets, orderings) stack: beside the plot, not above it
+    fig.update_layout(legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1,
+                              "yanchor": "top"}, margin_r=190)
     return fig
 
 

@@ -71,17 +71,17 @@ _w.ValueWidget.observe = _dead_observe
 
 BREAK_RAISE = '''\
 # Installed by tests/browser (PAGEWEAVER_BROWSER_BREAK=raise): a hidden-error simulation.
-import functools
-
 import ipywidgets as _w
 
 _observe = _w.ValueWidget.observe
 
 
 def _raising_observe(self, handler, names=None, type="change"):
-    """Register ``handler`` so that it runs and then raises (an exception a reader only sees
-    as the Log Console's red counter)."""
-    @functools.wraps(handler)
+    """Register a notebook's ``handler`` so that it runs and then raises (an exception a
+    reader only sees as the Log Console's red counter); ipywidgets' own handlers stay."""
+    if getattr(handler, "__module__", "").startswith(("ipywidgets", "traitlets")):
+        return _observe(self, handler, names=names, type=type)
+
     def run_then_raise(change):
         handler(change)
         raise RuntimeError("planted by PAGEWEAVER_BROWSER_BREAK=raise")

@@ -58,7 +58,7 @@ class PaperClaims:
     def figure(self) -> go.Figure:
         """The whole table, one shaded row per claim."""
         cols = list(zip(*self.rows, strict=True))
-        widths = [30, 55, 230, 150, 300, 70]
+        widths = [38, 55, 230, 150, 300, 70]
         fig = go.Figure(go.Table(
             columnwidth=widths,
             header=dict(values=["id", "source", "claim", "paper", "ours", "status"],

@@ -39,9 +39,9 @@ def _same(a, b) -> bool:
 
 def refresh(widget: go.FigureWidget, fig: go.Figure) -> None:
     """Make ``widget`` show ``fig`` in one batch: traces updated in place when their types
-    match, each with only the properties that differ (all of them, once, when the traces are
-    new: that first full edit is what lets :func:`~..notebook.style.fit_to_output` refit the
-    figure once it is on the page), and the layout."""
+    match, and the layout, each with only the properties that differ (all of them, once, when
+    the traces are new: that first full edit is what lets
+    :func:`~..notebook.style.fit_to_output` refit the figure once it is on the page)."""
     new_traces = [t.type for t in widget.data] != [t.type for t in fig.data]
     if new_traces:
         widget.data = []
@@ -58,7 +58,8 @@ def refresh(widget: go.FigureWidget, fig: go.Figure) -> None:
             if changed:
                 old.update(changed, overwrite=True)
         now, props = widget.layout.to_plotly_json(), fig.layout.to_plotly_json()
-        changed = {k: v for k, v in props.items() if k not in now or not _same(now[k], v)}
+        changed = props if new_traces else {
+            k: v for k, v in props.items() if k not in now or not _same(now[k], v)}
         if changed:
             widget.layout.update(changed, overwrite=True)
 

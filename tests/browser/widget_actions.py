@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from labdriver import ACTIVE, REPO
 
 QUIET_MS = 800  # no change for this long: the redraw is over
-SETTLE_TIMEOUT_S = 20.0
+SETTLE_TIMEOUT_S = 10.0
 
 #: What marks a chapter with widgets in its code: ipywidgets, or one of the package's builders.
 WIDGET_SOURCE = re.compile(r"import ipywidgets|\w+_app\(|pipeline_explorer\(|CtaStepper\(")
@@ -52,7 +52,7 @@ CONTROLS_JS = """
 
 #: Start a move of control j of output i: arm the observer, read the clock, act.
 MOVE_JS = """
-([i, j, sel]) => {
+([i, j, sel, back]) => {
   const out = document.querySelectorAll('ACTIVE .jp-OutputArea-output')[i];
   const w = out.querySelectorAll(sel)[j];
   if (window.__pwMove) window.__pwMove.mo.disconnect();
@@ -66,7 +66,8 @@ MOVE_JS = """
   st.t0 = performance.now();
   if (w.classList.contains('widget-dropdown')) {
     const s = w.querySelector('select');
-    s.selectedIndex = (s.selectedIndex + 1) % s.options.length;
+    const n = s.options.length;
+    s.selectedIndex = (s.selectedIndex + (back ? n - 1 : 1)) % n;
     s.dispatchEvent(new Event('change', {bubbles: true}));
     return s.value;
   }
@@ -74,7 +75,7 @@ MOVE_JS = """
     const h = w.querySelector('.noUi-handle');
     const now = parseFloat(h.getAttribute('aria-valuenow'));
     const max = parseFloat(h.getAttribute('aria-valuemax'));
-    const key = now >= max ? 'ArrowLeft' : 'ArrowRight';
+    const key = (now >= max) !== back ? 'ArrowLeft' : 'ArrowRight';
     h.dispatchEvent(new KeyboardEvent('keydown', {key: key, bubbles: true}));
     return key;
   }
@@ -128,8 +129,18 @@ def controls(page) -> list[Control]:
 
 def move(page, control: Control) -> float | None:
     """Move ``control`` once; milliseconds from the move to the figure settled, or None if
-    nothing outside the control changed within ``SETTLE_TIMEOUT_S`` (a dead widget)."""
-    page.evaluate(MOVE_JS, [control.output, control.index, CONTROL_SELECTOR])
+    nothing outside the control changed within ``SETTLE_TIMEOUT_S``, neither after the move
+    nor after one the other way (a slider whose range the app just changed may not move the
+    first way): a dead widget."""
+    for back in (False, True):
+        latency = _timed_move(page, control, back)
+        if latency is not None:
+            return latency
+    return None
+
+
+def _timed_move(page, control: Control, back: bool) -> float | None:
+    page.evaluate(MOVE_JS, [control.output, control.index, CONTROL_SELECTOR, back])
     deadline = time.monotonic() + SETTLE_TIMEOUT_S
     while time.monotonic() < deadline:
         changes, latency, quiet = page.evaluate(STATE_JS)

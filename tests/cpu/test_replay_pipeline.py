@@ -321,3 +321,15 @@ def test_timeline_widget_updates_in_place():
     assert all(a is b for a, b in zip(w.data, traces, strict=True))  # same trace objects
     assert slow.makespan == 28.0 and "makespan 28" in subtitle_text(w)
     assert [float(v) for v in w.data[1].x] == [3.0] * 12  # 2 CTAs × 6 QK bars, now 3 wide
+
+
+def test_timeline_title_names_the_mode():
+    from pageweaver_edu.notebook.pipeline_plot import _title
+
+    pages, flags = np.arange(12), np.ones((12, 2), dtype=bool)
+    flags[3, 1] = False
+    assert _title(simulate(pages, flags))[0].endswith("correct protocol")
+    assert "BROKEN protocol" in _title(simulate(pages, flags, protocol="broken"))[0]
+    dead = simulate(pages, flags, skip_releases=False)
+    assert dead.deadlock is not None and "DEADLOCK" in _title(dead)[0]
+    assert "correct" not in _title(dead)[0]

@@ -1,14 +1,23 @@
-"""Latency of every widget update of the notebook series, at up to 2,048 queries.
+"""Widget latency in the browser: a reader's input to the figure settled, every control of
+every chapter with widgets.
 
-Each case is the plain function a widget callback runs (compute + in-place ``FigureWidget``
-redraw, no browser): median and max over ``--runs`` timed calls (``time.perf_counter``)
-after ``--warmup`` calls. Target: every update within 100 ms for up to 2,048
-queries.
+JupyterLab on loopback and Debian's Chromium, driven by Playwright as the browser test does
+(``tests/browser/labdriver.py``). Per chapter: Run ▸ Run All Cells, then every control (menus,
+sliders, toggle buttons, check boxes of every widget app) is moved ``--moves`` times
+(``tests/browser/widget_actions.py``): the move is made by JavaScript in the page right after
+it reads ``performance.now()``, and its latency ends at the last change the page draws in the
+app's figures and status lines before ``QUIET_MS`` of quiet. So it holds the kernel round trip,
+the Python callback and plotly.js's redraw, as a reader waits for them. Every exception the
+kernel reports while the controls move is counted (there must be none). Chapters run one at a
+time; each chapter's kernel is stopped before the next starts.
 
-Prints a table and writes ``benchmarks/results/widget_latency.json``
-``{"device", "date", "commit", "python", "results": [{"name", "n", "median_ms", "max_ms"}]}``.
+Target: every control's median within 200 ms. Prints a table and writes
+``benchmarks/results/widget_latency_<machine>.json`` (``--out``): ``{"device", "cores",
+"date", "commit", "python", "chromium", "moves", "target_ms", "results": [{"chapter",
+"control", "moves", "median_ms", "min_ms", "max_ms"}], "kernel_errors"}``.
 
-Usage: ``python benchmarks/bench_widget_latency.py [--runs 20] [--warmup 2] [--out PATH]``
+Usage: ``python benchmarks/bench_widget_latency.py [--moves 5] [--out PATH] [NN_name.ipynb ...]``
+(needs ``make browser-setup``).
 """
 
 from __future__ import annotations
@@ -16,157 +25,120 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import platform
+import re
 import statistics
-import time
-from collections.abc import Callable, Iterator
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
-import numpy as np
-
-from pageweaver_edu.core.grouping import Grouping
-from pageweaver_edu.core.progress import progress
-from pageweaver_edu.records import cpu_model, source_commit
-
 ROOT = Path(__file__).resolve().parent
-TARGET_MS = 100.0
-N = 2048
+sys.path.insert(0, str(ROOT.parent / "tests" / "browser"))
 
-Case = tuple[str, int, Callable[[int], object]]  # name, queries, call(i) for the i-th run
+from labdriver import (  # noqa: E402
+    CHROMIUM,
+    KernelErrors,
+    Lab,
+    launch,
+    missing_requirement,
+    open_notebook,
+    run_all,
+)
+from widget_actions import exercise, widget_chapters  # noqa: E402
 
+from pageweaver_edu.records import cpu_model, source_commit  # noqa: E402
 
-def regroup_cases(presets) -> Iterator[Case]:
-    """Chapter 03: round stepper, grouping view, W curve."""
-    from pageweaver_edu.notebook import regroup as vr
-
-    steps = {"g3 example": vr.greedy_steps(vr.G3_EXAMPLE, Grouping(6, 3)),
-             "cap64k W64": vr.greedy_steps(presets["cap64k"].topk[:N], Grouping(64))}
-    for label, st in steps.items():
-        fig = vr.round_view_figure(st, 0)
-        rounds = len(st.trace.rounds)
-        yield (f"03 update_round_view ({label})", len(st.perm),
-               lambda i, f=fig, s=st, r=rounds: vr.update_round_view(f, s, (i * 37) % r))
-    fig = vr.grouping_view_figure()
-    for name, g, w in (("cap64k", 8, 128), ("cap64k", 8, 512), ("cap16k-high-overlap", 2, 512),
-                       ("interleaved-64k", 4, 256), ("beyond-capacity", 8, 128)):
-        cap = presets[name]
-        kw = {"lengths": None if cap.lengths is None else cap.lengths[:N],
-              "page_size": cap.page_size}
-        yield (f"03 update_grouping_view ({name}, g={g}, W={w})", N,
-               lambda i, c=cap, g=g, w=w, kw=kw: vr.update_grouping_view(fig, c.topk[:N], g, w,
-                                                                         **kw))
-    curve = vr.window_curve_figure()
-    for name, g in (("cap64k", 8), ("cap16k-high-overlap", 2), ("interleaved-64k", 4)):
-        cap = presets[name]
-        kw = {"lengths": None if cap.lengths is None else cap.lengths[:N],
-              "page_size": cap.page_size}
-        yield (f"03 update_window_curve ({name}, g={g}, W={g}…512)", N,
-               lambda i, c=cap, g=g, kw=kw: vr.update_window_curve(curve, c.topk[:N], g, **kw))
+TARGET_MS = 200.0
 
 
-def supports_cases(presets) -> Iterator[Case]:
-    """Chapters 01–02: token strip, group mask, preset profile."""
-    from pageweaver_edu.notebook import supports as vs
-
-    strip = vs.token_strip_figure(widget=True)
-    yield ("01 update_token_strip (P=128, 16 pages)", 1,
-           lambda i: vs.update_token_strip(strip, [0, 3, 5, 9, 15], 128, 2000 + i, 1900 + i))
-    mask = vs.mask_figure(widget=True)
-    top = presets["cap64k"].topk[:N]
-    yield ("02 update_group_mask (cap64k group)", 8,
-           lambda i: vs.update_group_mask(mask, top[8 * i:8 * i + 8].tolist()))
-    prof, mask2 = vs.profile_figure(widget=True), vs.mask_figure(widget=True)
-    yield ("02 update_preset_profile (cap64k)", N,
-           lambda i: vs.update_preset_profile(prof, mask2, top, N, 8, i % 256))
+def machine_name() -> str:
+    """File-name form of this machine: CPU model and core count, e.g. ``amd-epyc_2cores``."""
+    slug = re.sub(r"[^a-z0-9]+", "-", cpu_model().lower()).strip("-")
+    return f"{slug}_{os.cpu_count()}cores"
 
 
-def bitmap_cases(presets) -> Iterator[Case]:
-    """Chapters 04–05: CTA round stepper, slot map, union histogram."""
-    from pageweaver_edu.core.union_plan import prepare_unions
-    from pageweaver_edu.notebook import bitmap as vb
-    from pageweaver_edu.notebook import union as vu
-    from pageweaver_edu.regroup.bitmap import greedy_regroup
-
-    cap = presets["cap64k"]
-    top = cap.topk[:N]
-    stepper = vb.CtaStepper(top, window=128, index=0)
-    yield ("04 CtaStepper.update (round step, W=128)", N,
-           lambda i: stepper.update(128, 0, i % 128))
-    yield ("04 CtaStepper.update (new window, W=128)", N,
-           lambda i: stepper.update(128, 1 + i % 15, 0))
-    plan = prepare_unions(top, greedy_regroup(top, Grouping(128)))
-    smap = vu.slot_map_figure(plan, 0, widget=True)
-    yield ("05 update_slot_map (cap64k)", N, lambda i: vu.update_slot_map(smap, plan, i % 256))
-    counts, title = vu.union_hist_for(cap, N)
-    hist = vu.union_hist_figure(counts, widget=True, title=title)
-    yield ("05 union_hist_for + update_union_hist (cap64k)", N,
-           lambda i: vu.update_union_hist(hist, *vu.union_hist_for(cap, N - 64 * (i % 2))))
-
-
-def pipeline_cases(presets) -> Iterator[Case]:
-    """Chapter 06: simulate + timeline redraw, and the pipeline explorer."""
-    from pageweaver_edu.core.union_plan import prepare_unions
-    from pageweaver_edu.notebook import pipeline as vp
-    from pageweaver_edu.notebook import pipeline_plot as pp
-    from pageweaver_edu.regroup.bitmap import greedy_regroup
-    from pageweaver_edu.replay.pipeline import Durations, flags_from_masks, simulate
-
-    top = presets["cap64k"].topk[:N]
-    plan = prepare_unions(top, greedy_regroup(top, Grouping(128)))
-    g = int(np.argmax(plan.page_counts))
-    pages, masks = plan.group_pages(g)
-    flags = flags_from_masks(masks)
-    widget = pp.timeline_widget(simulate(pages, flags))
-    yield (f"06 simulate + update_timeline_widget ({len(pages)} pages)", 8,
-           lambda i: pp.update_timeline_widget(
-               widget, simulate(pages, flags, Durations(qk=1.0 + 0.25 * (i % 4)))))
-    ex = vp.pipeline_explorer(pages, flags, n_show=len(pages))
-    yield (f"06 PipelineExplorer.update ({len(pages)} pages)", 8, lambda i: ex.update())
+def chapter_latencies(ctx, lab, name: str, moves: int, folder: Path) -> tuple[list, list]:
+    """Rows ``{"chapter", "control", "moves", "median_ms", "min_ms", "max_ms"}`` of one
+    chapter, and the exceptions its kernel reported while the controls moved."""
+    page = ctx.new_page()
+    errors = KernelErrors(page)
+    try:
+        open_notebook(page, lab, name)
+        run_all(page, folder, name[:2])
+        page.wait_for_timeout(2000)  # the last figures finish drawing, the kernel goes idle
+        ran_all = len(errors.errors)
+        times = exercise(page, moves)
+    finally:
+        page.close()
+        lab.shutdown_kernels()
+    rows = []
+    for control, ms in times.items():
+        done = [t for t in ms if t is not None]
+        rows.append({"chapter": name[:2], "control": control, "moves": len(done),
+                     "no_redraw": len(ms) - len(done),
+                     "median_ms": round(statistics.median(done), 1) if done else None,
+                     "min_ms": round(min(done), 1) if done else None,
+                     "max_ms": round(max(done), 1) if done else None})
+    return rows, errors.errors[ran_all:]
 
 
-def time_case(call: Callable[[int], object], runs: int, warmup: int) -> list[float]:
-    """Milliseconds of ``runs`` calls after ``warmup`` calls."""
-    for i in range(warmup):
-        call(i)
-    out = []
-    for i in range(runs):
-        t0 = time.perf_counter()
-        call(warmup + i)
-        out.append((time.perf_counter() - t0) * 1e3)
-    return out
+def print_table(report: dict) -> None:
+    rows = report["results"]
+    width = max(len(r["control"]) for r in rows)
+    print(f"{report['device']} ({report['cores']} cores) · Chromium {report['chromium']} · "
+          f"{report['moves']} moves per control")
+    print(f"{'ch':3s}{'control':<{width}} {'moves':>5} {'median ms':>10} {'min ms':>8} "
+          f"{'max ms':>8}  ≤{TARGET_MS:.0f} ms?")
+    for r in rows:
+        med = r["median_ms"]
+        ok = "yes" if med is not None and med <= TARGET_MS else "NO"
+        cells = [f"{v:>8.1f}" if v is not None else f"{'–':>8}" for v in
+                 (r["min_ms"], r["max_ms"])]
+        print(f"{r['chapter']:3s}{r['control']:<{width}} {r['moves']:>5} "
+              f"{med if med is not None else '–':>10} {cells[0]} {cells[1]}  {ok}")
+    print(f"kernel exceptions while the controls moved: {len(report['kernel_errors'])}")
 
 
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=20, help="timed calls per case (>= 20)")
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=ROOT / "results" / "widget_latency.json")
+    parser.add_argument("notebooks", nargs="*", help="default: every chapter with widgets")
+    parser.add_argument("--moves", type=int, default=5, help="moves per control (>= 3)")
+    parser.add_argument("--out", type=Path,
+                        default=ROOT / "results" / f"widget_latency_{machine_name()}.json")
     args = parser.parse_args(argv)
-    runs = max(20, args.runs)
+    why = missing_requirement()
+    if why:
+        sys.exit(f"bench_widget_latency: {why}")
+    from playwright.sync_api import sync_playwright
 
-    from pageweaver_edu.workloads import make_preset, preset_names
-
-    presets = {name: make_preset(name) for name in preset_names()}
-    results = []
-    for source in (regroup_cases, supports_cases, bitmap_cases, pipeline_cases):
-        for name, n, call in progress(list(source(presets)), desc=source.__name__,
-                                      unit="case"):
-            ms = time_case(call, runs, args.warmup)
-            results.append({"name": name, "n": n, "median_ms": round(statistics.median(ms), 2),
-                            "max_ms": round(max(ms), 2)})
-
-    report = {"device": cpu_model(), "date": dt.datetime.now(dt.timezone.utc).isoformat(
-        timespec="seconds"), "commit": source_commit(), "python": platform.python_version(),
-        "runs": runs, "target_ms": TARGET_MS, "results": results}
-    width = max(len(r["name"]) for r in results)
-    print(f"{report['device']} · Python {report['python']} · {runs} timed calls per case")
-    print(f"{'widget update':<{width}} {'N':>5} {'median ms':>10} {'max ms':>8}  ≤100 ms?")
-    for r in results:
-        ok = "yes" if r["median_ms"] <= TARGET_MS else "NO"
-        print(f"{r['name']:<{width}} {r['n']:>5} {r['median_ms']:>10.2f} {r['max_ms']:>8.2f}"
-              f"  {ok}")
+    names = args.notebooks or widget_chapters()
+    moves = max(3, args.moves)
+    folder = Path(tempfile.mkdtemp(prefix="pw-latency-"))
+    results, errors = [], []
+    lab = Lab(break_mode="").start()
+    try:
+        with sync_playwright() as pw:
+            ctx = launch(pw, folder / "profile")
+            for name in names:
+                rows, errs = chapter_latencies(ctx, lab, Path(name).name, moves, folder)
+                results += rows
+                errors += errs
+                print(f"{name}: {len(rows)} controls", flush=True)
+            ctx.close()
+    finally:
+        lab.stop()
+    chromium = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True,
+                              check=False).stdout.split()
+    report = {"device": cpu_model(), "cores": os.cpu_count(),
+              "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+              "commit": source_commit(), "python": platform.python_version(),
+              "chromium": chromium[1] if len(chromium) > 1 else "?", "moves": moves,
+              "target_ms": TARGET_MS, "results": results, "kernel_errors": errors}
+    print_table(report)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     print(f"wrote {args.out}")
     return report
 

@@ -25,7 +25,8 @@ from .union import BITS
 
 
 def bit_rows_figure(rows: dict, first_page: int = 0, width: int = 32) -> go.Figure:
-    """Rows of bits (one column per page) with 1/0 written in every cell.
+    """Rows of bits (one column per page) with 1/0 written in every cell, the highest page
+    (the word's most significant bit) on the left, as the word is written.
 
     Parameters
     ----------
@@ -39,12 +40,15 @@ def bit_rows_figure(rows: dict, first_page: int = 0, width: int = 32) -> go.Figu
     fig = go.Figure(go.Heatmap(z=z, x=pages, y=list(rows), colorscale=BITS, showscale=False,
                                text=z.astype(str), texttemplate="%{text}", xgap=1, ygap=1))
     fig.update_yaxes(autorange="reversed")
-    return style(fig, f"bits of pages {first_page}–{first_page + width - 1}", "page id (bit)",
-                 "bitmap", height=90 + 45 * len(rows), legend_rows=0)
+    fig.update_xaxes(autorange="reversed", dtick=4)  # most significant bit first
+    return style(fig, f"bits of pages {first_page}–{first_page + width - 1}", "page id (bit; "
+                 "most significant on the left)", "bitmap", height=90 + 45 * len(rows),
+                 legend_rows=0)
 
 
 def bitmap_grid_figure(pages, capacity: int = 512, title: str = "") -> go.Figure:
-    """A query's bitmap as ``⌈B/32⌉`` words × 32 bits; set bits show their page id."""
+    """A query's bitmap as ``⌈B/32⌉`` words × 32 bits, bit 31 on the left (each word as it is
+    written, most significant bit first); set bits show their page id."""
     words = bitmap_words(capacity)
     bits = encode_bitmaps(np.asarray(pages, dtype=np.int64)[None, :], capacity)[0]
     z = np.array([[(int(w) >> b) & 1 for b in range(32)] for w in bits])
@@ -53,13 +57,15 @@ def bitmap_grid_figure(pages, capacity: int = 512, title: str = "") -> go.Figure
                                colorscale=BITS, showscale=False, text=text, xgap=1, ygap=1,
                                texttemplate="%{text}", textfont=dict(size=10)))
     fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(autorange="reversed", dtick=4)  # bit 31 first, as the word is written
     return style(fig, title or f"{len(set(pages))} pages in {words} uint32 words",
-                 "bit b within the word (page = 32·w + b)", "word w", height=100 + 24 * words,
-                 legend_rows=0)
+                 "bit b within the word (page = 32·w + b; bit 31 on the left)", "word w",
+                 height=100 + 24 * words, legend_rows=0)
 
 
 def cta_round_view(trace: CtaTrace, k: int, start: int = 0) -> dict:
-    """Plain arrays for round ``k`` of a simulated CTA (what the figure draws)."""
+    """Plain lists for round ``k`` of a simulated CTA (what the figure draws; a FigureWidget
+    keeps lists, never arrays)."""
     rnd = trace.rounds[k]
     comp = np.flatnonzero(rnd.deltas >= 0)
     ww = rnd.warp_winners
@@ -68,14 +74,15 @@ def cta_round_view(trace: CtaTrace, k: int, start: int = 0) -> dict:
     kind = "seed round" if rnd.is_seed else "argmin over (δ, id)"
     rule = "key (0, id): the smallest unassigned id wins · " if rnd.is_seed else ""
     return {
-        "bar_x": comp, "bar_y": rnd.deltas[comp], "bar_text": [str(v) for v in rnd.deltas[comp]],
+        "bar_x": comp.tolist(), "bar_y": rnd.deltas[comp].tolist(),
+        "bar_text": [str(v) for v in rnd.deltas[comp]],
         "bar_hover": [f"thread {t} = q{start + t}" for t in comp],
-        "off_x": np.flatnonzero(rnd.deltas < 0),
-        "warp_x": ww[has, 1], "warp_y": ww[has, 0],
+        "off_x": np.flatnonzero(rnd.deltas < 0).tolist(),
+        "warp_x": ww[has, 1].tolist(), "warp_y": ww[has, 0].tolist(),
         "warp_text": [f"warp {w} min (δ={d}, t{i})" for w, (d, i) in enumerate(ww) if has[w]],
-        "label_x": np.flatnonzero(has) * WARP + (WARP - 1) / 2,
+        "label_x": (np.flatnonzero(has) * WARP + (WARP - 1) / 2).tolist(),
         "label_text": [f"warp {w} min<br>δ={d} at t{i}" for w, (d, i) in enumerate(ww) if has[w]],
-        "win_x": [rnd.winner], "win_y": [rnd.winner_delta],
+        "win_x": [int(rnd.winner)], "win_y": [int(rnd.winner_delta)],
         "win_text": [f"WINNER q{start + rnd.winner}"],
         "title": f"round {rnd.index} (group {rnd.group}): {kind}",
         "subtitle": f"{rule}|U| {pops[0]} → {pops[1]} · barriers so far {rnd.barriers}",
@@ -121,11 +128,11 @@ def update_cta_round(fig: go.Figure, trace: CtaTrace, k: int, start: int = 0) ->
     with fig.batch_update():
         bar, off, warp, win, label = fig.data
         bar.update(x=v["bar_x"], y=v["bar_y"], text=v["bar_text"], hovertext=v["bar_hover"])
-        off.update(x=v["off_x"], y=np.zeros(len(v["off_x"])))
-        warp.update(x=v["warp_x"], y=v["warp_y"] + 0.6, text=v["warp_text"])
+        off.update(x=v["off_x"], y=[0] * len(v["off_x"]))
+        warp.update(x=v["warp_x"], y=[y + 0.6 for y in v["warp_y"]], text=v["warp_text"])
         win.update(x=v["win_x"], y=v["win_y"], text=v["win_text"],
                    textposition="middle left" if right else "middle right")
-        label.update(x=v["label_x"], y=np.full(len(v["label_x"]), top - 1.2),
+        label.update(x=v["label_x"], y=[top - 1.2] * len(v["label_x"]),
                      text=v["label_text"])
         set_title(fig, v["title"], v["subtitle"])
         fig.layout.yaxis.range = [-0.5, top]

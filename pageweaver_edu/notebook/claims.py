@@ -61,18 +61,30 @@ class PaperClaims:
     def figure(self) -> go.Figure:
         """The whole table, one shaded row per claim."""
         cols = list(zip(*self.rows, strict=True))
+        widths = [38, 55, 230, 150, 300, 70]
         fig = go.Figure(go.Table(
-            columnwidth=[30, 55, 230, 150, 300, 70],
+            columnwidth=widths,
             header=dict(values=["id", "source", "claim", "paper", "ours", "status"],
                         align="left", font=dict(size=12)),
             cells=dict(values=cols, align="left", font=dict(size=11), height=24,
                        fill_color=[[STATUS_COLOURS[st] for st in cols[5]]] * 6)))
         style(fig, "Every worked example and anchor number, by status", "", "",
-              height=130 + 34 * len(self.rows), legend_rows=0,
+              height=130 + table_height(cols, widths), legend_rows=0,
               subtitle="the status column says exact, simulation, synthetic H200 or not here; "
                        "the row shading only repeats it")
         fig.update_layout(margin=dict(l=10, r=10, b=10))
         return fig
+
+
+def table_height(cols, widths, plot_px: int = 760, char_px: float = 6.4,
+                 line_px: int = 16) -> int:
+    """Pixels a plotly table of these columns needs so that no row is cut off: per row, the
+    most lines any of its cells wraps to (columns share ``plot_px`` in proportion to
+    ``widths``; ``char_px`` per character at font size 11), plus the header."""
+    px = [plot_px * w / sum(widths) - 10 for w in widths]
+    lines = [max(-(-len(str(cell)) * char_px // p) for cell, p in zip(row, px, strict=True))
+             for row in zip(*cols, strict=True)]
+    return int(sum(line_px * n + 10 for n in lines) + 40)
 
 
 def _rows_text(rows, widths) -> str:

@@ -26,6 +26,11 @@ ORDERINGS = (("original", "union8_original"), ("w64", "union8_fixed_w64"),
              ("w128", "union8_fixed_w128"), ("w512", "union8_fixed_w512"),
              ("random", "union8_random_ids"))
 
+#: Colour of each recorded preset in the orderings scatter.
+PRESET_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a")
+#: Waterfall colours: a saving (time down) green, a cost (time up) red, the calls grey.
+SAVING, COST, CALL = "#1a9850", "#d73027", "#737373"
+
 #: Legend name of each ordering.
 ORDERING_NAMES = {"original": "original order", "w64": "W64", "w128": "W128", "w512": "W512",
                   "random": "random ids"}
@@ -37,12 +42,16 @@ def _label_side(x: float, xs: list) -> str:
 
 
 def waterfall_trace(t0: float, tf: float, to: float, digits: int = 0) -> go.Waterfall:
-    """T0 → −S_exec → +C_online → T_online as one waterfall (C_online with ``digits``)."""
+    """T0 → −S_exec → +C_online → T_online as one waterfall (C_online with ``digits``): a
+    step that lowers the time (a saving) green, one that raises it (a cost) red, the calls
+    grey."""
     return go.Waterfall(
         x=["T0", "− S_exec", "+ C_online", "T_online"],
         measure=["absolute", "relative", "relative", "total"], y=[t0, tf - t0, to - tf, 0],
         text=[f"{t0:.0f}", f"{tf - t0:+.0f}", f"{to - tf:+.{digits}f}", f"{to:.0f}"],
-        textposition="outside")
+        textposition="outside", decreasing={"marker": {"color": SAVING}},
+        increasing={"marker": {"color": COST}}, totals={"marker": {"color": CALL}},
+        connector={"line": {"color": "#bdbdbd", "dash": "dot"}})
 
 
 def waterfall_figure(medians: dict, where: str) -> go.Figure:
@@ -85,22 +94,42 @@ def orderings(presets=RECORDED_PRESETS) -> tuple[go.Figure, str]:
         u4 = m["union4_original"]
         lines.append(f"| {name} | union4_original | – | {st['original_g4']['c4']:,} "
                      f"| {u4['median_us']:,.0f} | {u4['tflops_c4']:.0f} |")
+    return _orderings_figure(points, presets), "\n".join(lines)
+
+
+def _orderings_figure(points: dict, presets) -> go.Figure:
+    """One colour and one dotted line per preset through its orderings (named at its
+    original-order point), one marker symbol per ordering (legend entries in grey)."""
     fig = go.Figure()
-    for (key, _), symbol in zip(ORDERINGS, SYMBOLS, strict=False):
-        xs, ys, names = points[key]
-        labelled = key == "original"  # the preset's name once, next to its original order
-        fig.add_scatter(x=xs, y=ys, mode="markers+text" if labelled else "markers",
-                        text=names if labelled else None,
-                        textposition=[_label_side(x, xs) for x in xs] if labelled else None,
-                        marker=dict(symbol=symbol, size=11, line_width=1),
-                        name=ORDERING_NAMES[key], customdata=names,
-                        hovertemplate="%{customdata}, " + ORDERING_NAMES[key]
-                        + ": %{x:,} union visits, %{y:,.0f} µs<extra></extra>")
+    symbol = dict(zip(ORDERING_NAMES, SYMBOLS, strict=False))
+    originals = points["original"][0]
+    for name, colour in zip(presets, PRESET_COLOURS, strict=False):
+        pts = sorted((xs[i], ys[i], key) for key, (xs, ys, ns) in points.items()
+                     for i in range(len(ns)) if ns[i] == name)
+        x0 = next(x for x, _, key in pts if key == "original")
+        fig.add_scatter(
+            x=[p[0] for p in pts], y=[p[1] for p in pts], mode="lines+markers+text",
+            name=name, legendgroup="presets", legendgrouptitle_text="preset (colour)",
+            text=[name if key == "original" else "" for _, _, key in pts],
+            textposition=_label_side(x0, originals), textfont={"color": colour},
+            line={"color": colour, "width": 1, "dash": "dot"},
+            marker={"symbol": [symbol[key] for *_, key in pts], "size": 11, "color": colour,
+                    "line_width": 1},
+            customdata=[ORDERING_NAMES[key] for *_, key in pts],
+            hovertemplate=f"{name}, " + "%{customdata}: %{x:,} union visits, %{y:,.0f} µs"
+                          "<extra></extra>")
+    for key, label in ORDERING_NAMES.items():  # the symbol legend
+        fig.add_scatter(x=[None], y=[None], mode="markers", name=label,
+                        legendgroup="orderings", legendgrouptitle_text="ordering (marker)",
+                        marker={"symbol": symbol[key], "size": 10, "color": "#636363"})
     style(fig, "Union8 complete-call time vs union visits (recorded, H200, 1 KV head)",
-          "union visits Σ|U_G|", "median time (µs)", height=460,
-          subtitle="marker: ordering; the preset is named at its original-order point "
-                   "(exact values in the table below)")
-    return fig, "\n".join(lines)
+          "union visits Σ|U_G|", "median time (µs)", height=460, legend_rows=0,
+          subtitle="colour and dotted line: the preset (named at its original order); "
+                   "marker: the ordering; exact values in the table below")
+    # two legend groups (presets, orderings) stack: beside the plot, not above it
+    fig.update_layout(legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1,
+                              "yanchor": "top"}, margin_r=190)
+    return fig
 
 
 def accounting_table(presets=RECORDED_PRESETS) -> str:

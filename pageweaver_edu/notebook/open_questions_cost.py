@@ -73,6 +73,18 @@ def model_net_table(sweep: dict, net: dict, windows=WINDOWS) -> str:
     return "\n".join(lines)
 
 
+def label_sides(row) -> list[str]:
+    """Text position of each point's label, on the side its line does not run: below a
+    valley, above-left on a rise, above-right on a fall, above a peak or a flat."""
+    out = []
+    for i, y in enumerate(row):
+        up_left = i > 0 and row[i - 1] > y
+        up_right = i + 1 < len(row) and row[i + 1] > y
+        out.append("bottom center" if up_left and up_right else "top left" if up_right
+                   else "top right" if up_left else "top center")
+    return out
+
+
 def net_figure(net: dict, windows=WINDOWS) -> go.Figure:
     """Modelled S_net per call against W, one series per preset."""
     fig = go.Figure()
@@ -80,7 +92,7 @@ def net_figure(net: dict, windows=WINDOWS) -> go.Figure:
     for j, (name, row) in enumerate(net.items()):
         fig.add_trace(go.Scatter(x=[f"W{w}" for w in windows], y=row, name=name,
                                  mode="lines+markers+text", text=labels[name], textfont_size=11,
-                                 textposition="top center", marker_symbol=SYMBOLS[j],
+                                 textposition=label_sides(row), marker_symbol=SYMBOLS[j],
                                  line_dash=DASHES[j]))
     fig.add_hline(y=0, line_dash="dot")
     style(fig, "Modelled net gain per call", "regroup window W", "modelled S<sub>net</sub> (µs)",

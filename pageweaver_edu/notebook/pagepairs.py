@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -24,7 +26,15 @@ from ..records import record_header, result_medians
 from ..regroup.bitmap import greedy_regroup
 from ..workloads import interleaved_workload, make_preset
 from .live import LiveKernel
-from .style import DASHES, SYMBOLS, set_subtitle, style, thin_labels, widget_ready
+from .style import (
+    DASHES,
+    SYMBOLS,
+    TEXT_COLUMNS,
+    set_subtitle,
+    style,
+    thin_labels,
+    widget_ready,
+)
 
 GB = 1e9
 KV_PAGE = 32768  # bytes of an FP8 K + V page at P = d = 128
@@ -276,4 +286,6 @@ def conclusions(cmp: dict) -> str:
             lines.append(f"  * Page pairs vs {label} Union8: " + (
                 f"{'faster' if side == {True} else 'slower'} at both rates." if len(side) == 1
                 else "faster at one rate, slower at the other: the files cannot decide."))
-    return "\n".join(lines)
+    # Bullets wrapped between words: an output line wider than the notebook wraps anywhere.
+    return "\n".join(textwrap.fill(line, TEXT_COLUMNS, subsequent_indent="    ")
+                     if line.startswith("  * ") else line for line in lines)

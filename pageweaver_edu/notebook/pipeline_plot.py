@@ -68,6 +68,21 @@ def _stagger(t, lane, text, span: float) -> np.ndarray:
     return level
 
 
+def _merge_coincident(pts: list[tuple]) -> list[tuple]:
+    """One mark per (time, lane): events of one kind at the same instant on the same lane
+    (two slots freed at once, say) share a marker and one label, "②4,5", instead of two
+    labels drawn over each other."""
+    merged: dict = {}
+    for t, lane, text, hover in pts:
+        if (t, lane) in merged:
+            t_, lane_, text_, hover_ = merged[(t, lane)]
+            label = f"{text_},{text.lstrip('①②⚠')}" if text else text_
+            merged[(t, lane)] = (t, lane, label, f"{hover_}<br>{hover}")
+        else:
+            merged[(t, lane)] = (t, lane, text, hover)
+    return list(merged.values())
+
+
 def _window(res: SimResult, window) -> tuple[int, int, float, float]:
     """(first, end) union indices shown and the time span (t0, t1) of their events."""
     n = len(res.flags)
@@ -77,12 +92,13 @@ def _window(res: SimResult, window) -> tuple[int, int, float, float]:
     return lo, hi, t0, max((e.t_end for e in evs), default=0.0)
 
 
-def _trace_data(res: SimResult, window=None) -> list[dict]:
+def _trace_data(res: SimResult, window=None, lists: bool = False) -> list[dict]:
     """Per trace (fixed order: BARS then MARKS), arrays sorted by start time, for the union
     indices ``window = (first, end)`` (all by default).
 
-    Each dict holds ``t0``, ``t1`` (float64 [m]), ``y`` (float64 [m]), ``text`` and
-    ``hover`` (lists of str, length m).
+    Each dict holds ``t0``, ``t1``, ``dt`` (= t1 - t0) and ``y`` (float64 [m]; lists of
+    float when ``lists``, as a FigureWidget needs), ``text`` and ``hover`` (lists of str,
+    length m).
     """
     lo, hi, t_lo, t_hi = _window(res, window)
     out, span = [], max(t_hi - t_lo, 1e-9) * 1.015
@@ -102,6 +118,7 @@ def _trace_data(res: SimResult, window=None) -> list[dict]:
             pts = [(e.t_start, LANES[e.actor], "" if prefix is None else f"{prefix}{e.index}",
                     f"{e.actor} {kind} index {e.index} (page {e.page}) slot {e.slot} at "
                     f"{e.t_start:g}") for e in events if e.kind == kind]
+        pts = _merge_coincident(pts)
         t, lane, text = (np.array([p[k] for p in pts]) for k in range(3))
         level = _stagger(t, lane, text, span) if pts else np.zeros(0)
         out.append({"t0": t, "t1": t, "y": lane + dy + np.sign(dy) * STAGGER * level,
@@ -109,12 +126,21 @@ def _trace_data(res: SimResult, window=None) -> list[dict]:
     for d in out:
         for k in ("t0", "t1", "y"):
             d[k] = np.round(np.asarray(d[k], dtype=np.float64), 4)
+        d["dt"] = d["t1"] - d["t0"]
+        if lists:
+            d.update({k: d[k].tolist() for k in ("t0", "t1", "dt", "y")})
     return out
 
 
 def _title(res: SimResult, window=None) -> tuple[str, str]:
     """(short title, statistics subtitle; a deadlock adds a second line)."""
-    title = f"Union8 pipeline: {res.protocol} protocol, {res.n_slots} KV slots per CTA"
+    if res.protocol == "broken":
+        mode = "BROKEN protocol (reuse once CTA0 alone released)"
+    elif res.deadlock is not None:  # the correct protocol deadlocks only without skip releases
+        mode = "DEADLOCK (a skipping CTA never releases)"
+    else:
+        mode = "correct protocol"
+    title = f"Union8 pipeline, {res.n_slots} KV slots per CTA: {mode}"
     lo, hi, _, _ = _window(res, window)
     shown = "" if (lo, hi) == (0, len(res.flags)) else (
         f"union indices k = {lo}–{hi - 1} of {len(res.flags)} shown · ")
@@ -130,7 +156,7 @@ def _traces(data: list[dict]) -> list:
     traces = []
     for d, (name, colour, pattern) in zip(data, BARS.values(), strict=False):
         traces.append(go.Bar(
-            name=name, orientation="h", y=d["y"], base=d["t0"], x=d["t1"] - d["t0"],
+            name=name, orientation="h", y=d["y"], base=d["t0"], x=d["dt"],
             width=BAR_WIDTH, text=d["text"], hovertext=d["hover"], hoverinfo="text",
             textposition="inside", insidetextanchor="middle", textangle=0,
             textfont={"size": 11}, marker={"color": colour, "line": {"color": "black",
@@ -237,7 +263,7 @@ def _x_range(res: SimResult, window=None) -> list[float]:
 def timeline_widget(res: SimResult, window=None) -> go.FigureWidget:
     """A ``go.FigureWidget`` of the (static) timeline, for :func:`update_timeline_widget`;
     ``window = (first, end)`` draws only those union indices."""
-    return go.FigureWidget(go.Figure(_traces(_trace_data(res, window)),
+    return go.FigureWidget(go.Figure(_traces(_trace_data(res, window, lists=True)),
                                      _layout(res, window)))
 
 
@@ -253,11 +279,11 @@ def update_timeline_widget(widget: go.FigureWidget, res: SimResult, window=None)
     window : (int, int), optional
         Union indices ``first .. end - 1`` to draw (the x axis follows them); all by default.
     """
-    data = _trace_data(res, window)
+    data = _trace_data(res, window, lists=True)
     with widget.batch_update():
         for tr, d in zip(widget.data, data, strict=True):
             if tr.type == "bar":
-                tr.update(y=d["y"], base=d["t0"], x=d["t1"] - d["t0"], text=d["text"],
+                tr.update(y=d["y"], base=d["t0"], x=d["dt"], text=d["text"],
                           hovertext=d["hover"])
             else:
                 tr.update(x=d["t0"], y=d["y"], text=d["text"], hovertext=d["hover"])

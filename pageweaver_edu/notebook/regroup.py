@@ -1,8 +1,8 @@
 """Figures and widget callbacks of chapter 03, greedy regroup (arXiv:2610.11201, Algorithm 1).
 
 Every widget of the chapter is a ``go.FigureWidget`` built by a ``*_figure`` function and
-redrawn in place by an ``update_*`` function (one ``batch_update``), so the tests and
-``benchmarks/bench_widget_latency.py`` call the same code as the sliders:
+redrawn in place by an ``update_*`` function (one ``batch_update``), so the tests call the
+same code as the sliders (``benchmarks/bench_widget_latency.py`` times them in the browser):
 
 * :func:`round_view_figure` / :func:`update_round_view` — one round of Algorithm 1 (in
   :mod:`pageweaver_edu.notebook.regroup_rounds`, re-exported here with :func:`greedy_steps`
@@ -88,11 +88,11 @@ def update_grouping_view(fig: go.FigureWidget, topk, g: int, W: int, **boundarie
     perm = regroup_table(table)
     s = grouping_summary(rows, perm, g, W, boundaries.get("request_offsets"),
                          int(table.fallback.sum()))
-    idx = np.arange(s["groups"])
+    idx = list(range(s["groups"]))
     mode = "lines+markers" if s["groups"] <= 128 else "lines"
     with fig.batch_update():
-        fig.data[0].update(x=idx, y=s["sizes_original"], mode=mode)
-        fig.data[1].update(x=idx, y=s["sizes_regrouped"], mode=mode)
+        fig.data[0].update(x=idx, y=np.asarray(s["sizes_original"]).tolist(), mode=mode)
+        fig.data[1].update(x=idx, y=np.asarray(s["sizes_regrouped"]).tolist(), mode=mode)
         set_subtitle(fig, f"N = {s['n']:,}, g = {g}, W = {W}: union visits "
                           f"{s['visits_original']:,} → {s['visits_regrouped']:,} "
                           f"({s['change_pct']:+.1f} %)")
@@ -119,7 +119,7 @@ def update_window_curve(fig: go.FigureWidget, topk, g: int, windows=None,
     base = c["original"]
     pct = [f"{100.0 * (v - base) / base:+.1f}%" if base else "" for v in c["visits"]]
     with fig.batch_update():
-        fig.data[0].update(x=c["windows"], y=c["visits"], text=pct)
+        fig.data[0].update(x=list(c["windows"]), y=list(c["visits"]), text=pct)
         fig.data[1].update(x=[c["windows"][0], c["windows"][-1]], y=[base, base])
         fig.layout.xaxis.tickvals = c["windows"]
         fig.layout.xaxis.ticktext = [str(w) for w in c["windows"]]

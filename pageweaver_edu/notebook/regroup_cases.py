@@ -152,7 +152,7 @@ def doubling_windows(group: int, largest: int = 512) -> list[int]:
     return out
 
 
-def window_curve(table: WindowTable, windows=None) -> dict:
+def window_curve(table: WindowTable, windows=None, perms=None) -> dict:
     """Union visits of the greedy regroup for several W over one window table's rows.
 
     Parameters
@@ -161,6 +161,8 @@ def window_curve(table: WindowTable, windows=None) -> dict:
         Validated rows, chunks and capacity fallback (its own W does not matter).
     windows : sequence of int, optional
         Multiples of g; default :func:`doubling_windows` ``(g, 512)``.
+    perms : dict of int to numpy.ndarray, optional
+        π already computed for some W of this table (reused, not recomputed).
 
     Returns
     -------
@@ -172,10 +174,11 @@ def window_curve(table: WindowTable, windows=None) -> dict:
     group = table.group
     windows = doubling_windows(group) if windows is None else [int(w) for w in windows]
     rows, offsets = table.canonical, table.request_offsets
-    bits = window_bitmaps(rows, table.regrouped_chunks)
+    perms = perms or {}
+    bits = None if set(windows) <= set(perms) else window_bitmaps(rows, table.regrouped_chunks)
     visits = []
     for w in windows:
-        perm = regroup_table(table.for_window(w), bits)
+        perm = perms[w] if w in perms else regroup_table(table.for_window(w), bits)
         visits.append(union_stats(rows, perm, offsets, group).union_visits)
     original = union_stats(rows, None, offsets, group)
     return {"windows": windows, "visits": visits, "original": original.union_visits,

@@ -191,7 +191,8 @@ def update_round_view(fig: go.FigureWidget, steps: GreedySteps, step: int) -> No
         x_title = (f"pages p of {q} (+ new to U, ● in U)<br>other +, other ●: the window's "
                    f"{s['hidden']} other pages, counted per row")
     with fig.batch_update():
-        fig.data[0].update(z=s["z"], x=s["columns"], y=y, text=s["text"])
+        fig.data[0].update(z=s["z"].tolist(), x=list(s["columns"]), y=y,
+                           text=s["text"].tolist())
         fig.data[1].update(x=s["cost_x"], y=queries_y,
                            marker_pattern_shape=["/" if q == rnd.choice else ""
                                                  for q in s["queries"]])

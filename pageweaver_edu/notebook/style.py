@@ -21,6 +21,9 @@ DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 #: Text labels used on cells and bars next to colours.
 CTA_LABELS = ("CTA0 (member positions 0–3)", "CTA1 (member positions 4–7)")
 FONT = dict(family="DejaVu Sans, Arial, sans-serif", size=13)
+#: Widest printed line: it fits the output area of a notebook in a 1,400 px window; a wider
+#: line wraps wherever the width ends, in the middle of a word or a table column.
+TEXT_COLUMNS = 100
 TITLE_PX, SUBTITLE_PX, LEGEND_ROW_PX = 36, 17, 25  # vertical room per top element
 
 

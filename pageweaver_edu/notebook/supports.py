@@ -71,9 +71,9 @@ def update_token_strip(fig, pages, page_size: int, length: int, causal_pos: int)
     with fig.batch_update():
         for k, (_, text, _, _) in enumerate(TOKEN_KINDS):
             xs = t[kind == k]
-            fig.data[k].update(x=xs, y=np.ones(len(xs)), text=np.full(len(xs), text))
-        fig.data[5].update(x=np.arange(n_pages) * page_size + (page_size - 1) / 2,
-                           y=np.full(n_pages, 1.36),
+            fig.data[k].update(x=xs.tolist(), y=[1] * len(xs), text=[text] * len(xs))
+        fig.data[5].update(x=(np.arange(n_pages) * page_size + (page_size - 1) / 2).tolist(),
+                           y=[1.36] * n_pages,
                            text=[f"p{p}{' ✓' if p in chosen else ''}" for p in range(n_pages)])
         c_left = causal_pos + 0.5 <= length - 0.5  # the left line's label reads leftwards
         for trace, pos, label, left in (
@@ -172,9 +172,9 @@ def update_group_mask(fig, sets, heads: int = 16, names=None, prefix: str = "") 
     useful, rho = (edges / mask.size, edges / size) if size else (np.nan, np.nan)
     names = names or [f"q{i}" for i in range(len(sets))]
     with fig.batch_update():
-        fig.data[0].update(z=mask.astype(np.int8), x=[str(p) for p in union],
+        fig.data[0].update(z=mask.astype(int).tolist(), x=[str(p) for p in union],
                            y=[f"{n} |S|={k}" for n, k in zip(names, mask.sum(axis=1), strict=True)],
-                           text=np.where(mask, "1", "·"),
+                           text=np.where(mask, "1", "·").tolist(),
                            texttemplate="%{text}" if size <= 30 else "")
         set_title(fig, f"{prefix}membership mask M<sub>i,p</sub> over U<sub>G</sub>",
                   f"U<sub>G</sub> = {_brace(union, 10)}, |U<sub>G</sub>| = {size}, Σ|S<sub>i</sub>|"
@@ -232,7 +232,7 @@ def update_preset_profile(fig, mask_fig, topk, n: int, group: int, selected: int
     sel, x = min(selected, len(starts) - 1), np.arange(len(starts))
     with fig.batch_update():
         for trace, key in zip(fig.data, ("edges", "union"), strict=True):
-            trace.update(x=x, y=prof[key], customdata=useful)
+            trace.update(x=x.tolist(), y=prof[key].tolist(), customdata=useful.tolist())
         set_title(fig, f"|U<sub>G</sub>| per group: first {n} queries, g = {group}",
                   f"Σ|S<sub>i</sub>| = {s.edges:,}, union visits {s.union_visits:,}, ρ<sub>Q</sub>"
                   f" = {s.rho:.3f}, C4 = {s.c4:,}, useful {prof['useful_total']:.3f}")

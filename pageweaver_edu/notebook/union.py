@@ -38,8 +38,8 @@ def slot_map_view(plan: UnionPlan, g: int, first: int = 0, width: int | None = N
     base, size = (int(v) for v in plan.group_slots[g])
     ids = plan.perm[base:base + size].astype(int)
     all_pages, all_masks = plan.group_pages(g)
-    n = len(all_pages)
-    first = max(0, min(int(first), n - 1 if width is None else n - int(width)))  # full views
+    n, asked = len(all_pages), int(first)
+    first = max(0, min(asked, n - 1 if width is None else n - int(width)))  # full views
     last = n if width is None else min(n, first + int(width))
     pages, masks = all_pages[first:last], all_masks[first:last]
     bits = ((masks[None, :] >> np.arange(size)[:, None]) & 1).astype(float)
@@ -50,6 +50,8 @@ def slot_map_view(plan: UnionPlan, g: int, first: int = 0, width: int | None = N
                       np.where(flags == 1, FLAG_TEXT[1], FLAG_TEXT[0])])
     rows = [f"r = {r} → q{i}" for r, i in enumerate(ids)]
     shown = "" if (first, last) == (0, n) else f", union indices k = {first}–{last - 1} shown"
+    if asked != first:  # the view cannot start there: say so, so the control never looks dead
+        shown += f" (k from {asked} is past the last full view)"
     work = cta.sum(axis=0)
     return {"slots": np.arange(size), "ids": ids, "rank": np.argsort(np.argsort(ids)),
             "pages": pages, "z": z, "text": text,
@@ -100,11 +102,11 @@ def update_slot_map(fig: go.Figure, plan: UnionPlan, g: int, first: int = 0,
         text[-3] = [f"{b[0]}<br>{b[1]}" for b in text[-3]]  # one hex digit per line
     with fig.batch_update():
         slots, ids, heat = fig.data
-        slots.update(x=np.zeros(n), y=v["slots"],
+        slots.update(x=[0] * n, y=np.asarray(v["slots"]).tolist(),
                      text=[f"r = {r} · CTA{int(r >= 4)}" for r in v["slots"]])
-        ids.update(x=np.ones(n), y=v["rank"], text=[f"q{i}" for i in v["ids"]])
+        ids.update(x=[1] * n, y=np.asarray(v["rank"]).tolist(), text=[f"q{i}" for i in v["ids"]])
         z = np.where(np.isnan(v["z"]), None, v["z"]).tolist()  # gaps; widgets reject NaN
-        heat.update(z=z, x=[str(p) for p in v["pages"]], y=v["rows"], text=text)
+        heat.update(z=z, x=[str(p) for p in v["pages"]], y=list(v["rows"]), text=text.tolist())
         fig.layout.annotations = [a for a in fig.layout.annotations if not a.showarrow] + arrows
         set_title(fig, v["title"], v["subtitle"])
 
@@ -118,9 +120,20 @@ def union_size_counts(topk, perms: dict, request_offsets=None, group: int = 8) -
     return out
 
 
-def _line(i: int, size: int) -> dict:
-    return dict(line=dict(dash=DASHES[i], shape="hv", color=ORDER_COLOURS[i]),
-                marker=dict(symbol=SYMBOLS[i], size=size, color=ORDER_COLOURS[i]))
+def _line(i: int) -> dict:
+    return dict(line=dict(dash=DASHES[i], shape="hvh", color=ORDER_COLOURS[i]),
+                marker=dict(symbol=SYMBOLS[i], color=ORDER_COLOURS[i]))
+
+
+def _hist_points(counts, size: int) -> dict:
+    """x, y and marker sizes of one histogram line: every size from the smallest to the
+    largest non-empty one, so the line drops to 0 over empty sizes instead of stepping across
+    them; only non-empty sizes get a marker. Lists (a FigureWidget keeps lists)."""
+    c = np.asarray(counts)
+    hit = np.flatnonzero(c)
+    lo, hi = (int(hit[0]), int(hit[-1]) + 1) if hit.size else (0, 0)
+    y = c[lo:hi].tolist()
+    return {"x": list(range(lo, hi)), "y": y, "marker_size": [size if v else 0 for v in y]}
 
 
 def union_hist_grid(counts_by_name: dict, cols: int = 3) -> go.Figure:
@@ -130,10 +143,9 @@ def union_hist_grid(counts_by_name: dict, cols: int = 3) -> go.Figure:
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=names, vertical_spacing=0.2)
     for n, name in enumerate(names):
         for i, (label, c) in enumerate(counts_by_name[name].items()):
-            x = np.flatnonzero(c)
-            fig.add_scatter(x=x, y=c[x], name=label, legendgroup=label, showlegend=n == 0,
-                            mode="lines+markers", **_line(i, 5), row=n // cols + 1,
-                            col=n % cols + 1)
+            fig.add_scatter(name=label, legendgroup=label, showlegend=n == 0,
+                            mode="lines+markers", **_line(i), row=n // cols + 1,
+                            col=n % cols + 1, **_hist_points(c, 5))
     style(fig, "|U<sub>G</sub>| per group, g = 8", "", "", height=320 * rows)
     fig.update_layout(margin_t=110,  # legend below the title, above the panel titles
                       legend=dict(yref="container", y=1 - 40 / (320 * rows), yanchor="top"))
@@ -146,7 +158,7 @@ def union_hist_figure(counts: dict, widget: bool = False, title: str = "") -> go
     """One line per ordering (marker symbol and dash differ), x = |U_G| in pages."""
     fig = (go.FigureWidget if widget else go.Figure)()
     for i, label in enumerate(counts):
-        fig.add_scatter(name=label, mode="lines+markers", **_line(i, 6))
+        fig.add_scatter(name=label, mode="lines+markers", **_line(i))
     style(fig, "|U<sub>G</sub>| per group: original order vs regrouped",
           "|U<sub>G</sub>| (pages in the group's union)", "groups (count)", height=380,
           subtitle_lines=1)
@@ -159,8 +171,7 @@ def update_union_hist(fig: go.Figure, counts: dict, title: str = "") -> None:
     statistics line (the subtitle)."""
     with fig.batch_update():
         for tr, (label, c) in zip(fig.data, counts.items(), strict=True):
-            x = np.flatnonzero(c)
-            tr.update(x=x, y=c[x], name=label)
+            tr.update(name=label, **_hist_points(c, 6))
         if title:
             set_subtitle(fig, title)
 

@@ -133,7 +133,7 @@ def analyze_capture(capture: Capture, source: str = "capture", *, group: int = 8
             bar.update()
         stats = {k: union_stats(rows, p, offsets, group) for k, p in perms.items()}
         bar.set_postfix_str("ρ_Q per W")
-        curve = window_curve(table)
+        curve = window_curve(table, perms={g.window: perms[f"W{g.window}"] for g in groupings})
         bar.update()
         chunks = _chunk_gains(table, stats)
         lines = _fallback_lines(capture, table)

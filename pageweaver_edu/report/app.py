@@ -1,39 +1,67 @@
 """Chapter 13's widget: your own capture under g, B and the chunk size, and the report export.
 
-Every control change reruns :func:`pageweaver_edu.report.analysis.analyze_capture` (the same
-analysis as ``pageweaver report``) and redraws the report's figures in place; the export button
-writes the report page for the current settings.
+Each setting (g, B, chunk size) is analysed once by
+:func:`pageweaver_edu.report.analysis.analyze_capture` (the same analysis as ``pageweaver
+report``) and kept with its figures (:class:`~pageweaver_edu.report.settings.SettingCache`);
+the settings one menu change away from the one shown are analysed ahead, in a background
+thread, so a change only redraws. :func:`refresh` sends the browser only the trace and layout
+properties that changed. The export button writes the report page for the current settings.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import plotly.graph_objects as go
 
 from ..notebook.style import widget_ready
 from . import figures
 from .analysis import CaptureAnalysis, analyze_capture
+from .settings import SettingCache
 
 #: The figures the widget shows: name -> the report's figure function.
 APP_FIGURES = {"visits": figures.visits_c4_figure, "rho": figures.rho_window_figure,
                "gain": figures.gain_figure}
-CHUNK_CHOICES = [("whole requests", None), ("4,096 queries", 4096), ("1,024 queries", 1024)]
+#: Menu label -> chunk size in queries; 0 = whole requests (no chunking). Not None: a Dropdown
+#: whose value is None shows no selection.
+CHUNK_CHOICES = [("whole requests", 0), ("4,096 queries", 4096), ("1,024 queries", 1024)]
+GROUPS, CAPACITIES = [2, 4, 8], [256, 512, 1024, 2048]
+
+
+def _same(a, b) -> bool:
+    """Equal plotly property values (lists, arrays, dicts or scalars)."""
+    try:
+        return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object)))
+    except (ValueError, TypeError):
+        return False
 
 
 def refresh(widget: go.FigureWidget, fig: go.Figure) -> None:
-    """Make ``widget`` show ``fig``: traces updated in place when their types match (else
-    replaced), and the layout, in one batch."""
-    if [t.type for t in widget.data] != [t.type for t in fig.data]:
+    """Make ``widget`` show ``fig`` in one batch: traces updated in place when their types
+    match, and the layout, each with only the properties that differ (all of them, once, when
+    the traces are new: that first full edit is what lets
+    :func:`~..notebook.style.fit_to_output` refit the figure once it is on the page)."""
+    new_traces = [t.type for t in widget.data] != [t.type for t in fig.data]
+    if new_traces:
         widget.data = []
         widget.add_traces(list(fig.data))
     with widget.batch_update():
         for old, new in zip(widget.data, fig.data, strict=True):
-            props = new.to_plotly_json()
-            props.pop("type", None)
-            props.pop("uid", None)
-            old.update(props, overwrite=True)
-        widget.layout.update(fig.layout.to_plotly_json(), overwrite=True)
+            now, props = old.to_plotly_json(), new.to_plotly_json()
+            for key in ("type", "uid"):
+                now.pop(key, None)
+                props.pop(key, None)
+            changed = props if new_traces else {
+                k: v for k, v in props.items() if k not in now or not _same(now[k], v)}
+            changed |= {k: None for k in now if k not in props}  # gone from the new figure
+            if changed:
+                old.update(changed, overwrite=True)
+        now, props = widget.layout.to_plotly_json(), fig.layout.to_plotly_json()
+        changed = props if new_traces else {
+            k: v for k, v in props.items() if k not in now or not _same(now[k], v)}
+        if changed:
+            widget.layout.update(changed, overwrite=True)
 
 
 def summary_line(a: CaptureAnalysis) -> str:
@@ -57,20 +85,29 @@ def capture_app(capture, source: str = "capture", out=None, group: int = 8,
     from .page import build_page, write_atomic
 
     out = Path(out or "report.html")
-    c = {"g": w.Dropdown(options=[2, 4, 8], value=group, description="g"),
-         "B": w.Dropdown(options=[256, 512, 1024, 2048], value=capacity, description="B pages"),
-         "chunk": w.Dropdown(options=CHUNK_CHOICES, value=None, description="chunk size"),
+    c = {"g": w.Dropdown(options=GROUPS, value=group, description="g"),
+         "B": w.Dropdown(options=CAPACITIES, value=capacity, description="B pages"),
+         "chunk": w.Dropdown(options=CHUNK_CHOICES, value=0, description="chunk size"),
          "export": w.Button(description="export report", tooltip=f"write {out}")}
     figs = {name: go.FigureWidget() for name in APP_FIGURES}
     status = w.HTML()
 
+    def analysed(key):  # (g, B, chunk) -> (analysis, figures, status line)
+        a = analyze_capture(capture, source, group=key[0], capacity=key[1],
+                            chunk_size=key[2] or None, quiet=True)
+        return a, {n: make(a) for n, make in APP_FIGURES.items()}, summary_line(a)
+
+    settings = SettingCache(analysed, {0: GROUPS, 1: CAPACITIES,
+                                       2: [v for _, v in CHUNK_CHOICES]})
+
     def draw(_=None):
-        a = analyze_capture(capture, source, group=c["g"].value, capacity=c["B"].value,
-                            chunk_size=c["chunk"].value, quiet=True)
-        for name, make in APP_FIGURES.items():
-            refresh(figs[name], make(a))
-        status.value = summary_line(a)
+        key = (c["g"].value, c["B"].value, c["chunk"].value)
+        a, drawn, line = settings.get(key)
+        for name, fig in drawn.items():
+            refresh(figs[name], fig)
+        status.value = line
         box.analysis = a
+        settings.ahead(key)
 
     def export(_=None):
         path = write_atomic(out, build_page(box.analysis, time_estimate(box.analysis)))
@@ -82,6 +119,7 @@ def capture_app(capture, source: str = "capture", out=None, group: int = 8,
     c["export"].on_click(export)
     box = w.VBox([w.HBox([c["g"], c["B"], c["chunk"], c["export"]]), status, *figs.values()])
     box.controls, box.status, box.figs, box.export = c, status, figs, export
+    box.settings = settings
     draw()
     widget_ready(*figs.values())
     return box

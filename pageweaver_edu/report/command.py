@@ -58,7 +58,7 @@ def run(args, windows: list[int]) -> dict:
     summary = analysis_summary(analysis)
     summary["out"] = str(out)
     summary["estimate"] = None if est is None else {
-        "basis": est["basis"], "record": est["record"],
+        "basis": est["basis"], "record": est["record"], "declined": est["declined"],
         "us": {k: {f: round(v, 1) for f, v in r.items() if f.endswith("_us")}
                for k, r in est["rows"].items()}}
     return summary

@@ -144,8 +144,8 @@ def estimate_figure(est: dict) -> go.Figure:
                     name="live regroup (T_online)", marker_pattern_shape="/",
                     text=[f"{est['rows'][k]['online_us']:,.0f}" for k in online],
                     textposition="outside")
-    style(fig, "ESTIMATE of the Union8 complete-call time on an H200 (not a measurement)",
-          "ordering", "estimated time (µs)", height=420,
-          subtitle="from the recorded H200 file named below the figure")
+    style(fig, "ESTIMATE of the fast Union8 kernel's complete-call time on an H200 (not a "
+          "measurement)", "ordering", "estimated time (µs)", height=420,
+          subtitle="from the recorded H200 files named above the figure; errors below it")
     top = max(r.get("online_us", r["attention_us"]) for r in est["rows"].values())
     return fig.update_layout(barmode="group").update_yaxes(range=[0, 1.2 * max(top, 1)])

@@ -90,19 +90,29 @@ def requests_html(a: CaptureAnalysis, limit: int = 50) -> str:
 def estimate_html(est: dict | None) -> str:
     """The time estimate, labelled with what it rests on; or why there is none."""
     if est is None:
-        return ("<p>No time estimate: no recorded H200 result file "
-                "(<code>benchmarks/results/union8_cap64k_h200.json</code>) and no GPU here.</p>")
-    rows = [[k, f"{r['union_visits']:,}", f"{r['attention_us']:,.0f}",
+        return ("<p>No time estimate: none of the recorded H200 result files of the fast kernel "
+                "(<code>benchmarks/results/union8_fp8_&lt;preset&gt;_h200.json</code>) is "
+                "here.</p>")
+    errors = _table(["recorded preset", "ordering", "recorded µs", "fit µs", "error",
+                     "error, preset left out of the fit"],
+                    [[html.escape(e["preset"]), e["ordering"], f"{e['recorded_us']:,.1f}",
+                      f"{e['fit_us']:,.1f}", f"{100 * e['error']:+.1f} %",
+                      f"{100 * e['held_out_error']:+.1f} %"] for e in est["errors"]])
+    basis = (f"<p><b>Estimate, not a measurement.</b> Based on: {html.escape(est['basis'])}."
+             f"</p><p class='meta'>Recorded files: {html.escape(est['record'])}</p>")
+    if est["declined"]:
+        return (f"<div class='estimate'>{basis}<p><b>No estimate:</b> "
+                f"{html.escape(est['declined'])}.</p></div>" + errors)
+    rows = [[k, f"{r['union_visits']:,}", f"{r['c4']:,}", f"{r['attention_us']:,.0f}",
              f"{r['c_online_us']:,.1f}" if "c_online_us" in r else "–",
              f"{r['online_us']:,.0f}" if "online_us" in r else "–"]
             for k, r in est["rows"].items()]
     caveats = "".join(f"<li>{html.escape(c)}</li>" for c in est["caveats"])
-    return (f"<div class='estimate'><p><b>Estimate, not a measurement.</b> Based on: "
-            f"{html.escape(est['basis'])}.</p><p class='meta'>Recorded file: "
-            f"{html.escape(est['record'])}</p><ul>{caveats}</ul></div>"
-            + _table(["ordering", "union visits", "est. µs, precomputed ids",
+    return (f"<div class='estimate'>{basis}<ul>{caveats}</ul></div>"
+            + _table(["ordering", "union visits", "C4 rounds", "est. µs, precomputed ids",
                       "C<sub>online</sub> µs", "est. µs, live regroup"], rows)
-            + _figure(figures.estimate_figure(est), "estimate"))
+            + _figure(figures.estimate_figure(est), "estimate")
+            + "<p>The model's error on every recorded point:</p>" + errors)
 
 
 def build_page(a: CaptureAnalysis, est: dict | None) -> str:

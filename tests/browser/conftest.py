@@ -6,8 +6,12 @@ Debian's Chromium driven by Playwright (``labdriver.launch``).
 * Screenshots go to ``tests/browser/artifacts/`` (git-ignored), or ``$PAGEWEAVER_ARTIFACTS``;
   a failing test also leaves ``FAILED_<test>.png`` and prints the tail of JupyterLab's log.
 * Off CI a missing Chromium or Playwright skips these tests; on CI (``CI=true``) it fails.
-* ``PAGEWEAVER_BROWSER_BREAK=observe`` kills every widget callback in the kernel (see
-  ``labdriver``): the widget tests must then fail.
+* Every exception the kernel reports to the page (iopub ``error`` messages: a failing cell, or
+  a widget callback that raised, which JupyterLab only counts in its Log Console) fails the
+  test: during Run All (``labdriver.run_all``), during widget use, and at teardown.
+* ``PAGEWEAVER_BROWSER_BREAK=observe`` kills every widget callback in the kernel, ``=raise``
+  makes every callback raise after its redraw (see ``labdriver``): the widget tests must then
+  fail.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from labdriver import REPO, JSErrors, Lab, launch, missing_requirement
+from labdriver import REPO, JSErrors, KernelErrors, Lab, launch, missing_requirement
 
 ARTIFACTS = Path(os.environ.get("PAGEWEAVER_ARTIFACTS", Path(__file__).parent / "artifacts"))
 
@@ -95,10 +99,11 @@ def browser_context():
 
 @pytest.fixture
 def page(browser_context, lab, artifacts, request):
-    """A new tab with JavaScript-error collection; shoots the page if the test fails.
-    The JS-error check runs again at teardown, so errors after the last step also fail."""
+    """A new tab with JavaScript-error and kernel-exception collection; shoots the page if the
+    test fails. Both checks run again at teardown, so errors after the last step also fail."""
     pg = browser_context.new_page()
     pg.js_errors = JSErrors(pg)
+    pg.kernel_errors = KernelErrors(pg)
     yield pg
     rep = getattr(request.node, "rep_call", None)
     if rep is not None and rep.failed:
@@ -108,7 +113,9 @@ def page(browser_context, lab, artifacts, request):
             pass
         sys.stdout.write(f"\n[browser] JupyterLab log tail:\n{lab.log_tail(20)}\n")
     pg.close()
+    lab.shutdown_kernels()  # the next chapter gets the CPU to itself
     pg.js_errors.check()
+    pg.kernel_errors.check()
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -12,10 +12,15 @@ Used by the browser test (``conftest.py``, ``test_lab_widgets.py``) and by the r
 * :class:`JSErrors` collects uncaught page errors and console errors that are not in
   :data:`ALLOWED_CONSOLE_ERRORS`.
 
-Break switch (proves the test catches a dead widget): ``PAGEWEAVER_BROWSER_BREAK=observe``
-installs an IPython startup file in the kernel that turns ``observe`` into a no-op for every
-ipywidgets value widget (sliders, dropdowns, checkboxes): controls still render and move,
-but no callback runs, so the figures stop responding.
+* :class:`KernelErrors` collects every exception the kernel reports to the page (iopub).
+
+Break switches (prove the test catches what it should), ``PAGEWEAVER_BROWSER_BREAK=``
+
+* ``observe``: an IPython startup file in the kernel turns ``observe`` into a no-op for every
+  ipywidgets value widget (sliders, dropdowns, checkboxes): controls still render and move,
+  but no callback runs, so the figures stop responding;
+* ``raise``: every callback registered with ``observe`` runs, redraws, then raises: the
+  figures respond, and only the kernel's error messages (the Log Console) show the fault.
 """
 
 from __future__ import annotations
@@ -63,6 +68,29 @@ def _dead_observe(self, handler, names=None, type="change"):
 
 _w.ValueWidget.observe = _dead_observe
 '''
+
+BREAK_RAISE = '''\
+# Installed by tests/browser (PAGEWEAVER_BROWSER_BREAK=raise): a hidden-error simulation.
+import ipywidgets as _w
+
+_observe = _w.ValueWidget.observe
+
+
+def _raising_observe(self, handler, names=None, type="change"):
+    """Register a notebook's ``handler`` so that it runs and then raises (an exception a
+    reader only sees as the Log Console's red counter); ipywidgets' own handlers stay."""
+    if getattr(handler, "__module__", "").startswith(("ipywidgets", "traitlets")):
+        return _observe(self, handler, names=names, type=type)
+
+    def run_then_raise(change):
+        handler(change)
+        raise RuntimeError("planted by PAGEWEAVER_BROWSER_BREAK=raise")
+    return _observe(self, run_then_raise, names=names, type=type)
+
+
+_w.ValueWidget.observe = _raising_observe
+'''
+BREAKS = {"observe": BREAK_OBSERVE, "raise": BREAK_RAISE}
 
 LAB_SETTINGS = {
     # Never write the committed notebooks, whatever the test does to them.
@@ -148,8 +176,8 @@ class Lab:
         self.proc: subprocess.Popen | None = None
         self.log = None
         mode = os.environ.get("PAGEWEAVER_BROWSER_BREAK", "") if break_mode is None else break_mode
-        if mode not in ("", "observe"):
-            raise ValueError(f"PAGEWEAVER_BROWSER_BREAK={mode!r}: only 'observe' exists")
+        if mode not in ("", *BREAKS):
+            raise ValueError(f"PAGEWEAVER_BROWSER_BREAK={mode!r}: one of {sorted(BREAKS)}")
         self.break_mode = mode
 
     def url(self, path: str = "lab") -> str:
@@ -165,8 +193,11 @@ class Lab:
         ipython = self.tmp / "ipython"
         startup = ipython / "profile_default" / "startup"
         startup.mkdir(parents=True, exist_ok=True)
-        if self.break_mode == "observe":
-            (startup / "00_break_widgets.py").write_text(BREAK_OBSERVE)
+        # The kernels import this checkout's package, whatever checkout .venv was installed from.
+        (startup / "00_this_checkout.py").write_text(
+            f"import sys\nsys.path.insert(0, {str(REPO)!r})\n")
+        if self.break_mode:
+            (startup / "01_break_widgets.py").write_text(BREAKS[self.break_mode])
         env = {k: v for k, v in os.environ.items() if k not in ("JUPYTER_PATH", "PYTHONPATH")}
         env.update(
             JUPYTER_CONFIG_DIR=str(self.tmp / "config"),
@@ -204,6 +235,15 @@ class Lab:
                 time.sleep(0.25)
         self.stop()
         raise RuntimeError(f"JupyterLab did not answer in {timeout:.0f} s:\n{self.log_tail()}")
+
+    def shutdown_kernels(self) -> None:
+        """Stop every running kernel (a closed tab leaves its kernel running)."""
+        with urllib.request.urlopen(self.url("api/kernels"), timeout=10) as r:
+            kernels = json.loads(r.read())
+        for k in kernels:
+            req = urllib.request.Request(self.url(f"api/kernels/{k['id']}"), method="DELETE")
+            with urllib.request.urlopen(req, timeout=30):
+                pass
 
     def log_tail(self, n: int = 40) -> str:
         try:
@@ -265,6 +305,70 @@ class JSErrors:
         assert not self.errors, "JavaScript errors in the page:\n" + "\n".join(self.errors)
 
 
+class KernelErrors:
+    """Every exception a kernel reports to the page, read from the kernels' websockets.
+
+    A cell that raises and a widget callback that raises (the traceback JupyterLab sends to
+    its Log Console, with only a red counter in the status bar to show it) both arrive as an
+    iopub ``error`` message; a traceback written to stderr (a logged exception) arrives as an
+    iopub ``stream`` message. Both protocols are read: JupyterLab 4's binary
+    ``v1.kernel.websocket.jupyter.org`` frames and the legacy JSON frames.
+    """
+
+    def __init__(self, page=None):
+        self.errors: list[str] = []
+        if page is not None:
+            page.on("websocket", self.on_websocket)
+
+    def on_websocket(self, ws) -> None:
+        if "/api/kernels/" in ws.url:
+            ws.on("framereceived", self.on_frame)
+
+    def on_frame(self, payload) -> None:
+        msg = _kernel_message(payload)
+        if msg is None or msg.get("channel") != "iopub":
+            return
+        kind = msg.get("header", {}).get("msg_type")
+        content = msg.get("content", {})
+        if kind == "error":
+            tb = "\n".join(content.get("traceback", []))
+            self.errors.append(f"{content.get('ename')}: {content.get('evalue')}\n"
+                               f"{_ANSI.sub('', tb)[-2500:]}")
+        elif kind == "stream" and content.get("name") == "stderr" and \
+                "Traceback (most recent call last)" in content.get("text", ""):
+            self.errors.append(_ANSI.sub("", content["text"])[-2500:])
+
+    def check(self, what: str = "the kernel") -> None:
+        assert not self.errors, f"{what} reported {len(self.errors)} exception(s):\n" + \
+            "\n----\n".join(self.errors)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _kernel_message(payload) -> dict | None:
+    """One kernel message of a websocket frame (dict with ``channel``), or None."""
+    if isinstance(payload, str):
+        try:
+            return json.loads(payload)
+        except ValueError:
+            return None
+    data = bytes(payload)
+    if len(data) < 8:
+        return None
+    n = int.from_bytes(data[:8], "little")
+    if not 2 <= n <= 64 or len(data) < 8 * (n + 1):
+        return None
+    offsets = [int.from_bytes(data[8 * (i + 1):8 * (i + 2)], "little") for i in range(n)]
+    parts = [data[a:b] for a, b in zip(offsets, [*offsets[1:], len(data)], strict=True)]
+    try:
+        channel = parts[0].decode()
+        header, _parent, _meta, content = (json.loads(p) for p in parts[1:5])
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return {"channel": channel, "header": header, "content": content}
+
+
 # ---- what a reader does ------------------------------------------------------------------
 
 
@@ -296,7 +400,8 @@ def menu(page, top: str, item: str) -> None:
 def run_all(page, folder: Path, stem: str) -> float:
     """Edit ▸ Clear Outputs of All Cells, then Run ▸ Run All Cells; wait until the kernel is
     idle and every code cell has an execution count. Raises AssertionError on a traceback
-    or a widget that did not render. Returns the seconds it took."""
+    or a widget that did not render, and (when the page has ``kernel_errors``, a
+    :class:`KernelErrors`) on any exception the kernel reported. Returns the seconds it took."""
     page.locator(f"{ACTIVE} .jp-Notebook").click(position={"x": 5, "y": 5})
     menu(page, "Edit", "Clear Outputs of All Cells")
     t0 = time.monotonic()
@@ -314,6 +419,8 @@ def run_all(page, folder: Path, stem: str) -> float:
     for bad in ("Error displaying widget", "Failed to load model class", "Model not found"):
         assert bad not in text, f"{stem}: a widget did not render ({bad!r})"
     shot(page, folder, f"{stem}_after_run_all")
+    if getattr(page, "kernel_errors", None) is not None:
+        page.kernel_errors.check(f"{stem}: the kernel, during Run All,")
     return seconds
 
 

@@ -8,20 +8,20 @@
 * ``13_your_own_capture``: Run All; the capture app's figures fill the output's width, and
   choosing another **g** redraws its figures and status line.
 
-Any JavaScript error fails the test (conftest.py); screenshots go to tests/browser/artifacts/.
-The kernel imports this checkout's ``pageweaver_edu`` (an IPython startup file puts the
-checkout first on ``sys.path``), whatever checkout the environment was installed from.
+Any JavaScript error or kernel exception fails the test (conftest.py); every control of the
+widget chapters is moved twice (``test_lab_widget_errors``); screenshots go to
+tests/browser/artifacts/.
+The kernel imports this checkout's ``pageweaver_edu`` (``labdriver.Lab`` puts the checkout
+first on ``sys.path``), whatever checkout the environment was installed from.
 """
 
 from __future__ import annotations
 
 import re
 
-import pytest
 from labdriver import (
     ACTIVE,
     FIGURE_SNAPSHOT_JS,
-    REPO,
     open_notebook,
     run_all,
     select_other,
@@ -29,7 +29,10 @@ from labdriver import (
     wait_for_change,
     widget_output,
 )
+from test_lab_widget_errors import move_every_control
 from walk_series import CHECKS_JS
+
+from pageweaver_edu.notebook.online_cost import RECORDED_PRESETS
 
 #: Width of a widget's plotly SVG over the width of its output area (plotly's default 700 px
 #: is ~0.7 of a 1400 px window's notebook).
@@ -37,15 +40,6 @@ WIDTHS_JS = """
 el => Array.from(el.querySelectorAll('.js-plotly-plot svg.main-svg')).map(svg =>
   svg.getBoundingClientRect().width / el.getBoundingClientRect().width)
 """
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _kernel_imports_this_checkout(lab):
-    """Kept for the rest of the session: the lab is thrown away at its end, and the kernels of
-    later browser tests should import this checkout too."""
-    startup = lab.tmp / "ipython" / "profile_default" / "startup"
-    startup.mkdir(parents=True, exist_ok=True)
-    (startup / "00_this_checkout.py").write_text(f"import sys\nsys.path.insert(0, {str(REPO)!r})\n")
 
 
 def _run(page, lab, artifacts, name: str) -> None:
@@ -75,7 +69,8 @@ def test_08_figures_have_no_overlapping_labels(page, lab, artifacts):
     shot(page, artifacts, "08_orderings", scatter)
     findings = scatter.evaluate(CHECKS_JS)
     assert not [f for f in findings if "overlapping" in f], findings
-    assert scatter.locator(".textpoint text").count() == 3  # one name per preset
+    names = [t for t in scatter.locator(".textpoint text").all_text_contents() if t.strip()]
+    assert sorted(names) == sorted(RECORDED_PRESETS)  # one name per preset (and its colour)
     page.js_errors.check()
 
 
@@ -98,6 +93,7 @@ def test_12_budget_widget_reads_well_and_responds(page, lab, artifacts):
     wait_for_change(bars, bars0, "budget bars after unticking 'Q per-row scale'")
     wait_for_change(status, status0, "budget status after unticking 'Q per-row scale'")
     shot(page, artifacts, "12_budget_no_rowscale", app)
+    move_every_control(page, artifacts, "12")
     page.js_errors.check()
 
 
@@ -120,4 +116,7 @@ def test_13_capture_app_fills_the_width_and_responds(page, lab, artifacts):
     status1 = wait_for_change(status, status0, f"capture app status after g → {new_g}")
     assert f"g = {new_g}" in status1, status1
     shot(page, artifacts, f"13_app_g{new_g}", app)
+    assert app.locator(".widget-dropdown select").nth(2).input_value() != "", \
+        "the chunk-size menu shows no selection"
+    move_every_control(page, artifacts, "13")
     page.js_errors.check()

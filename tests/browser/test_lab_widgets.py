@@ -8,9 +8,10 @@ nbval proves the kernels run; this proves that what a reader sees renders and re
   ▶ play): the frame (slider label and bars) must change; tick the explorer's "broken
   protocol" switch: its status line must report a hazard and its timeline must change.
 
-Any JavaScript error in the page fails the test (conftest.py). Screenshots of every step
-land in tests/browser/artifacts/. ``PAGEWEAVER_BROWSER_BREAK=observe`` kills every widget
-callback in the kernel: both tests must then fail.
+Any JavaScript error in the page and any exception the kernel reports fails the test
+(conftest.py); then every control is moved twice (``test_lab_widget_errors``). Screenshots
+of every step land in tests/browser/artifacts/. ``PAGEWEAVER_BROWSER_BREAK=observe`` kills every
+widget callback in the kernel: both tests must then fail.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from labdriver import (
     wait_for_change,
     widget_output,
 )
+from test_lab_widget_errors import move_every_control
 
 from pageweaver_edu.notebook.pipeline import BROKEN  # the explorer checkbox's description
 
@@ -62,6 +64,7 @@ def test_03_greedy_regroup_widgets_respond(page, lab, artifacts):
     wait_for_change(figure, fig1, f"grouping figure after g → {new_g}")
     wait_for_change(status, status1, f"grouping status line after g → {new_g}")
     shot(page, artifacts, f"03_grouping_W{new_w}_g{new_g}", app)
+    move_every_control(page, artifacts, "03")
     page.js_errors.check()
 
 
@@ -116,4 +119,5 @@ def test_06_figure3_animation_and_explorer(page, lab, artifacts):
     wait_for_change(timeline, t0, "explorer timeline after ticking 'broken protocol'")
     assert "hazards: 0" not in s1, f"the broken protocol shows no hazard: {s1!r}"
     shot(page, artifacts, "06_explorer_broken", explorer)
+    move_every_control(page, artifacts, "06")
     page.js_errors.check()

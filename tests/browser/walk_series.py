@@ -191,9 +191,6 @@ def main(argv=None) -> int:
     from playwright.sync_api import sync_playwright
 
     lab = Lab(break_mode="").start()
-    # The kernels import this checkout's package, whatever checkout .venv was installed from.
-    startup = lab.tmp / "ipython" / "profile_default" / "startup"
-    (startup / "00_this_checkout.py").write_text(f"import sys\nsys.path.insert(0, {str(REPO)!r})\n")
     results = []
     try:
         with sync_playwright() as pw:

@@ -48,9 +48,9 @@ def test_bit_rows_and_grid():
 def test_cta_round_view_of_the_g3_example():
     start, trace = trace_window(G3, Grouping(6, 3), 0)
     v = cta_round_view(trace, 1, start)
-    assert v["bar_x"].tolist() == [1, 2, 3, 4, 5] and v["bar_y"].tolist() == [2, 1, 2, 2, 2]
+    assert v["bar_x"] == [1, 2, 3, 4, 5] and v["bar_y"] == [2, 1, 2, 2, 2]
     assert v["off_x"][0] == 0 and len(v["off_x"]) == 32 - 5
-    assert v["warp_x"].tolist() == [2] and v["win_text"] == ["WINNER q2"]
+    assert v["warp_x"] == [2] and v["win_text"] == ["WINNER q2"]
     assert "|U| 2 → 3" in v["subtitle"]
     assert "seed round" in cta_round_view(trace, 3, start)["title"]
 

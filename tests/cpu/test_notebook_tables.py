@@ -59,7 +59,14 @@ def records(tmp_path, monkeypatch):
 
 
 def test_online_cost_tables(records):
-    from pageweaver_edu.notebook.online_cost import accounting_table, orderings, waterfall_figure
+    from pageweaver_edu.notebook.online_cost import (
+        COST,
+        RECORDED_PRESETS,
+        SAVING,
+        accounting_table,
+        orderings,
+        waterfall_figure,
+    )
     from pageweaver_edu.notebook.union8_live import accounting_lines
 
     table = accounting_table()
@@ -67,15 +74,25 @@ def test_online_cost_tables(records):
     assert len(lines) == 2 + 4 and lines[2].startswith("| cap64k | 2,000 | 1,800 | 1,820 | +50")
     assert lines[-1].startswith("| cap64k (8 KV heads) | 16,000 |") and "| 20.0 | 26.0 |" in table
     fig, rows = orderings()
-    # one series per ordering, one point per preset; the presets are named on the original
-    assert len(fig.data) == 5 and list(fig.data[0].x) == [100, 100, 100]
-    assert list(fig.data[4].y) == [4000.0, 1000.0, 8000.0] and fig.data[0].text == tuple(
-        ["cap64k", "cap16k-high-overlap", "interleaved-64k"]) and fig.data[1].text is None
+    # one coloured series per preset through its five orderings, named at its original order;
+    # then one grey legend entry per ordering (marker symbol)
+    presets = [t for t in fig.data if t.x != (None,)]
+    assert [t.name for t in presets] == list(RECORDED_PRESETS) and len(fig.data) == 3 + 5
+    for t in presets:
+        points = dict(zip(t.customdata, zip(t.x, t.y, t.text, strict=True), strict=True))
+        assert points["original order"] == (100, points["original order"][1], t.name)
+        assert [s for s in t.text if s] == [t.name]  # named once, at its original order
+        assert len({m for m in t.marker.symbol}) == 5  # one symbol per ordering
+    ys = {t.name: dict(zip(t.customdata, t.y, strict=True))["random ids"] for t in presets}
+    assert ys == {"cap64k": 4000.0, "cap16k-high-overlap": 1000.0, "interleaved-64k": 8000.0}
     assert "| cap64k | union8_fixed_w128 | 85 | 170 | 1,800 | 100 |" in rows
     assert "| interleaved-64k | union4_original | – | 150 | 3,000 | 100 |" in rows
     med = {k: ROWS[k] for k in ("union8_original", "union8_fixed_w128", "union8_online_w128")}
     assert "S_exec   200.0 µs   C_online   20.0 µs   S_net   180.0 µs" in accounting_lines(med)
-    assert list(waterfall_figure(med, "recorded").data[0].y) == [2000.0, -200.0, 20.0, 0]
+    water = waterfall_figure(med, "recorded").data[0]
+    assert list(water.y) == [2000.0, -200.0, 20.0, 0]
+    # the saving (time down) green, the cost (time up) red
+    assert water.decreasing.marker.color == SAVING and water.increasing.marker.color == COST
 
 
 def test_page_pairs_tables(records):

@@ -298,7 +298,10 @@ def test_timeline_figure_frames_and_size():
     load = fig.data[0]
     assert all("<br>b" in t for t in load.text)  # slot b written on every load bar
     hazard = fig.data[-1]
-    assert len(hazard.x) == len(r.hazards) > 0
+    # one mark per (time, lane): hazards at one instant share it, every index in its label
+    assert len(hazard.x) == len({(h.t, h.actor) for h in r.hazards}) > 0
+    assert {str(h.index) for h in r.hazards} <= {
+        i for label in hazard.text for i in label.lstrip("⚠").split(",")}
     for frame in fig.frames:  # frame k: a start-sorted prefix of every trace, never the future
         for fd, base in zip(frame.data, fig.data, strict=True):
             assert len(fd.y) <= len(base.y)
@@ -318,3 +321,15 @@ def test_timeline_widget_updates_in_place():
     assert all(a is b for a, b in zip(w.data, traces, strict=True))  # same trace objects
     assert slow.makespan == 28.0 and "makespan 28" in subtitle_text(w)
     assert [float(v) for v in w.data[1].x] == [3.0] * 12  # 2 CTAs × 6 QK bars, now 3 wide
+
+
+def test_timeline_title_names_the_mode():
+    from pageweaver_edu.notebook.pipeline_plot import _title
+
+    pages, flags = np.arange(12), np.ones((12, 2), dtype=bool)
+    flags[3, 1] = False
+    assert _title(simulate(pages, flags))[0].endswith("correct protocol")
+    assert "BROKEN protocol" in _title(simulate(pages, flags, protocol="broken"))[0]
+    dead = simulate(pages, flags, skip_releases=False)
+    assert dead.deadlock is not None and "DEADLOCK" in _title(dead)[0]
+    assert "correct" not in _title(dead)[0]

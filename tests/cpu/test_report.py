@@ -15,9 +15,15 @@ import pytest
 from pageweaver_edu import Capture, save_capture
 from pageweaver_edu.cli import analyze, build_parser
 from pageweaver_edu.core.union_metrics import union_stats
-from pageweaver_edu.records import recorded_results
 from pageweaver_edu.report.analysis import analyze_capture
-from pageweaver_edu.report.estimate import time_estimate, visit_fit
+from pageweaver_edu.report.estimate import (
+    MAX_ERROR,
+    estimate_lines,
+    fit_errors,
+    fit_points,
+    load_records,
+    time_estimate,
+)
 from pageweaver_edu.workloads import make_preset, preset_names
 
 G3 = np.array([[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]])
@@ -61,7 +67,8 @@ def test_report_on_every_preset(preset_files, preset):
                                                               cap.request_offsets).union_visits
     assert set(summary["union_visits"]) == {"original", "W64", "W128", "W512"}
     assert summary["queries"] == cap.num_queries
-    assert "Estimate, not a measurement" in page and "union8_cap64k_h200.json" in page
+    assert "Estimate, not a measurement" in page and "union8_fp8_cap64k_h200.json" in page
+    assert "preset left out of the fit" in page  # the error on every recorded point
     if preset == "beyond-capacity":
         assert summary["chunks_in_fallback"] == summary["chunks"] == 1
         assert summary["union_visits"]["W128"] == summary["union_visits"]["original"]
@@ -103,28 +110,47 @@ def test_capacity_fallback_lines():
     assert len(a.fallback_lines) == 1 and "needs 601 pages > B = 512" in a.fallback_lines[0]
 
 
-def test_time_estimate_is_labelled_and_fits_the_record():
-    rec = recorded_results("union8_cap64k_h200")
-    a_us, b_us, points = visit_fit(rec)
-    assert points == 5 and b_us > 0
-    t0 = rec["results"][0]
-    assert t0["name"] == "union8_original"
-    # the fit reproduces the recorded original-order call within 5 %
-    visits = rec["stats"]["original"]["union_visits"]
-    assert abs(a_us + b_us * visits - t0["median_us"]) < 0.05 * t0["median_us"]
-    est = time_estimate(analyze_capture(make_preset("cap16k-high-overlap"), quiet=True), rec,
-                        live=None)
-    assert "not a measurement" in est["caveats"][0] and "union8_cap64k_h200.json" in est["basis"]
-    assert est["rows"]["W128"]["online_us"] > est["rows"]["W128"]["attention_us"]
-    assert "online_us" not in est["rows"]["W512"]  # no recorded C_online at W512
+def test_time_estimate_fits_every_recorded_preset_of_the_fast_kernel():
+    records = load_records()
+    points = fit_points(records)
+    assert len(points) == 12 and len({p["preset"] for p in points}) == 4  # 4 files, 3 orders
+    errors = fit_errors(points)
+    assert max(abs(e["error"]) for e in errors) <= MAX_ERROR  # the model's stated bound
+    for name in ("cap16k-high-overlap", "cap64k", "interleaved-64k"):
+        a = analyze_capture(make_preset(name), quiet=True)
+        est = time_estimate(a, records, live=False)
+        assert est["declined"] is None and "not a measurement" in est["caveats"][0]
+        assert "union8_fp8_cap64k_h8_h200.json" in est["basis"]
+        rec = records[f"union8_fp8_{name}_h200"]
+        med = {r["name"]: r["median_us"] for r in rec["results"]}
+        for key, row in (("original", "union8ws_fp8_original"), ("W64", "union8ws_fp8_fixed_w64"),
+                         ("W128", "union8ws_fp8_fixed_w128")):
+            # the preset's own capture: the estimate is the recorded time within the bound
+            assert abs(est["rows"][key]["attention_us"] / med[row] - 1) <= MAX_ERROR, (name, key)
+        assert est["rows"]["W128"]["online_us"] > est["rows"]["W128"]["attention_us"]
+        assert "online_us" not in est["rows"]["W512"]  # no recorded C_online at W512
+    # the recorded runs rank W128 ahead of W64 on every preset; so does the estimate
+    assert est["rows"]["W128"]["attention_us"] < est["rows"]["W64"]["attention_us"]
+
+
+def test_time_estimate_declines_when_the_model_misses_a_point():
+    records = load_records()
+    bent = json.loads(json.dumps(records["union8_fp8_interleaved-64k_h200"]))
+    for r in bent["results"]:
+        if r["name"] == "union8ws_fp8_fixed_w128":
+            r["median_us"] *= 3  # a kernel whose time the model cannot follow
+    est = time_estimate(analyze_capture(Capture.from_arrays(G3), group=2, windows=(2, 4),
+                                        quiet=True),
+                        {**records, "union8_fp8_interleaved-64k_h200": bent}, live=False)
+    assert est["declined"] and "interleaved-64k w128" in est["declined"] and not est["rows"]
+    assert "No estimate" in "\n".join(estimate_lines(est))
 
 
 def test_time_estimate_with_a_gpu_uses_the_live_regroup():
     a = analyze_capture(Capture.from_arrays(G3), group=2, windows=(2, 4), quiet=True)
-    est = time_estimate(a, recorded_results("union8_cap64k_h200"),
-                        live=lambda _: {"W2": 5.0, "W4": 7.0})
-    assert est["rows"]["W4"]["c_online_source"].startswith("GPU regroup timed live")
-    assert est["rows"]["W4"]["c_online_us"] > 7.0  # + the recorded union preparation
+    est = time_estimate(a, load_records(), live=lambda _: {"W2": 5.0, "W4": 7.0})
+    assert est["rows"]["W4"]["c_online_source"].startswith("the GPU regroup timed live")
+    assert est["rows"]["W4"]["c_online_us"] == 7.0
 
 
 def test_report_progress_shows_only_when_asked(tmp_path):
@@ -180,4 +206,4 @@ def test_estimate_live_cell_shows_the_record_on_a_cpu(capsys, monkeypatch):
     run = ESTIMATE.run(analysis=a)
     out = capsys.readouterr().out
     assert run.where == "recorded" and set(run.medians) == set(a.stats)
-    assert "union8_cap64k_h200.json" in out and "ESTIMATE, not a measurement" in out
+    assert "union8_fp8_cap64k_h200.json" in out and "ESTIMATE, not a measurement" in out

@@ -14,13 +14,10 @@ same code as the sliders (``benchmarks/bench_widget_latency.py`` times them in t
 The regroup behind the widgets is :func:`pageweaver_edu.regroup.bitmap.greedy_regroup`; the
 W sweep, the boundary figure and the fallback report are in
 :mod:`pageweaver_edu.notebook.regroup_cases`; the ipywidgets wiring is in
-:mod:`pageweaver_edu.notebook.regroup_apps`. :func:`update_times` times the update functions
-the way a slider calls them, on figures of their own.
+:mod:`pageweaver_edu.notebook.regroup_apps`.
 """
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 import plotly.graph_objects as go
@@ -130,36 +127,3 @@ def update_window_curve(fig: go.FigureWidget, topk, g: int, windows=None,
     return c
 
 
-def _median_ms(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(1e3 * (time.perf_counter() - t0))
-    return float(np.median(times))
-
-
-def update_times(capture, n: int = 2048, g: int = 8, windows=(128, 512), runs: int = 3) -> str:
-    """Wall time of one update of the grouping view (per W) and of the W curve.
-
-    Runs :func:`update_grouping_view` and :func:`update_window_curve`, the functions the
-    sliders of chapter 03 call, on fresh figures, so no widget on the page changes.
-
-    Returns
-    -------
-    str
-        One line per measurement, each ending in ``ms (wall) per update``.
-    """
-    topk = capture.topk[:n]
-    kw = {"lengths": None if capture.lengths is None else capture.lengths[:n],
-          "page_size": capture.page_size}
-    fig, curve = grouping_view_figure(), window_curve_figure()
-    lines = []
-    for w in windows:
-        ms = _median_ms(lambda w=w: update_grouping_view(fig, topk, g, w, **kw), runs)
-        lines.append(f"grouping view, N = {n:,}, g = {g}, W = {w}: {ms:.1f} ms (wall) per update")
-    ms = _median_ms(lambda: update_window_curve(curve, topk, g, **kw), runs)
-    count = len(curve.data[0].x)
-    lines.append(f"W curve, N = {n:,}, g = {g} ({count} regroups, W = {g}…512): {ms:.1f} ms "
-                 "(wall) per update")
-    return "\n".join(lines)

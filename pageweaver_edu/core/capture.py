@@ -14,14 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .capture_files import (
-    READ_ERRORS,
-    check_file,
-    read_npz,
-    read_pt,
-    read_single_npy,
-    write_atomically,
-)
+from .capture_files import FIELDS, READ_ERRORS, check_file, read_npz, read_pt, read_single_npy
 from .inputs import (
     PageWeaverInputError,
     as_positions,
@@ -29,8 +22,7 @@ from .inputs import (
     as_topk,
     positive_int,
 )
-
-FIELDS = ("topk", "request_offsets", "lengths", "causal_pos", "page_size")
+from .outputs import write_atomically
 
 
 @dataclass(frozen=True)
@@ -104,7 +96,7 @@ def save_capture(capture: Capture, path) -> Path:
     capture : Capture
     path : str or pathlib.Path
         Must end in ``.npz``; written through a temporary file and a rename
-        (:func:`~pageweaver_edu.core.capture_files.write_atomically`).
+        (:func:`~pageweaver_edu.core.outputs.write_atomically`).
 
     Returns
     -------
@@ -167,6 +159,4 @@ def load_capture(path) -> Capture:
         raise PageWeaverInputError(f"{path} is not a valid {suffix} file: {exc}") from None
     if isinstance(obj, dict):
         return _from_mapping(obj, str(path))
-    if hasattr(obj, "detach"):
-        return Capture.from_arrays(obj)
-    raise PageWeaverInputError(f"{path} holds a {type(obj).__name__}, not a tensor or dict")
+    return Capture.from_arrays(obj)

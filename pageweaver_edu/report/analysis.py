@@ -15,15 +15,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.budget import check_regroup_work
 from ..core.capture import Capture
 from ..core.grouping import Grouping
+from ..core.inputs import PageWeaverInputError
 from ..core.progress import progress
 from ..core.supports import support_sizes
 from ..core.union_metrics import UnionStats, union_stats, window_visits
 from ..core.windows import WindowTable, window_table
-from ..notebook.regroup_cases import fallback_report, window_curve
+from ..notebook.regroup_cases import doubling_windows, fallback_report, window_curve
 from ..regroup.bitmap import regroup_table
 from . import REPORT_WINDOWS
+
+MAX_REPORT_CHUNKS = 1 << 16  #: (request, chunk) pairs a report lists, one by one
+CURVE_LARGEST = 512  #: the ρ_Q curve runs W = g, 2g, 4g, … up to 512 (or g when g is larger)
 
 
 @dataclass
@@ -119,6 +124,14 @@ def analyze_capture(capture: Capture, source: str = "capture", *, group: int = 8
     groupings = [Grouping(int(w), group, capacity, chunk_size) for w in windows]
     table = window_table(capture.topk, Grouping(group, group, capacity, chunk_size),
                          **capture.regroup_kwargs())
+    if table.canonical.shape[0] == 0:
+        raise PageWeaverInputError("the capture has no query rows (N = 0): nothing to report")
+    if len(table.chunks) > MAX_REPORT_CHUNKS:
+        raise PageWeaverInputError(
+            f"the report lists every (request, chunk): {len(table.chunks):,} is more than the "
+            f"limit {MAX_REPORT_CHUNKS:,}; use pageweaver analyze, or a larger --chunk-size")
+    curve_windows = doubling_windows(group, max(CURVE_LARGEST, group))
+    check_regroup_work(table, [g.window for g in groupings] + curve_windows, "the report")
     rows, offsets = table.canonical, table.request_offsets
     perms: dict = {"original": None}
     ms: dict[str, float] = {}
@@ -133,7 +146,7 @@ def analyze_capture(capture: Capture, source: str = "capture", *, group: int = 8
             bar.update()
         stats = {k: union_stats(rows, p, offsets, group) for k, p in perms.items()}
         bar.set_postfix_str("ρ_Q per W")
-        curve = window_curve(table)
+        curve = window_curve(table, curve_windows)
         bar.update()
         chunks = _chunk_gains(table, stats)
         lines = _fallback_lines(capture, table)

@@ -5,8 +5,8 @@ import os
 import numpy as np
 import pytest
 
-from pageweaver_edu import Capture, save_capture
-from pageweaver_edu.core.capture_files import write_atomically
+from pageweaver_edu import Capture, PageWeaverInputError, save_capture
+from pageweaver_edu.core.outputs import write_atomically
 from tests.helpers.cli import assert_one_line_error, run_main
 
 G3 = np.array([[1, 2], [8, 9], [2, 3], [3, 4], [8, 10], [9, 10]])
@@ -68,7 +68,7 @@ def test_a_failed_write_leaves_the_old_file(tmp_path):
         fh.write(b"half")
         raise OSError("disk full")
 
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(PageWeaverInputError, match="could not write .*perm.npy: disk full"):
         write_atomically(target, ".npy", half_write)
     assert target.read_bytes() == b"old" and os.listdir(tmp_path) == ["perm.npy"]
     written = write_atomically(target, ".npy", lambda fh: np.save(fh, np.arange(3)))

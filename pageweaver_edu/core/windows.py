@@ -256,6 +256,7 @@ def window_table(topk, grouping: Grouping, *, request_offsets=None, lengths=None
     -------
     WindowTable
     """
+    grouping = Grouping.check(grouping)
     page_size = positive_int(page_size, "page_size P")
     canonical = canonical_rows(topk)
     n = canonical.shape[0]

@@ -2,7 +2,6 @@
 it (refused with one line, before the declared data is read or allocated)."""
 
 import io
-import struct
 import zipfile
 
 import numpy as np
@@ -13,6 +12,7 @@ from pageweaver_edu.core import budget, capture_files, inputs
 from pageweaver_edu.core.bitmap import MAX_BITMAP_WORDS, bitmaps_from_canonical
 from pageweaver_edu.core.windows import window_table
 from tests.helpers.cli import assert_one_line_error, run_main
+from tests.helpers.zip_tools import patch_declared
 
 
 def npy_header(shape, descr="|i1") -> bytes:
@@ -77,21 +77,6 @@ def test_file_size_at_and_past_the_limit(tmp_path):
     with open(tmp_path / "past.npy", "wb") as fh:
         fh.truncate(capture_files.MAX_FILE_BYTES + 1)
     refused(tmp_path / "past.npy", "268,435,457 bytes")
-
-
-def patch_declared(path, member, size):
-    """Rewrite the uncompressed size a zip declares for ``member`` (local and central)."""
-    raw = bytearray(path.read_bytes())
-    with zipfile.ZipFile(path) as z:
-        info = z.getinfo(member)
-    struct.pack_into("<I", raw, info.header_offset + 22, size)
-    at = raw.find(b"PK\x01\x02")
-    while at >= 0:
-        name_len = struct.unpack_from("<H", raw, at + 28)[0]
-        if raw[at + 46:at + 46 + name_len] == member.encode():
-            struct.pack_into("<I", raw, at + 24, size)
-        at = raw.find(b"PK\x01\x02", at + 4)
-    path.write_bytes(bytes(raw))
 
 
 def zip_of(path, members, method=zipfile.ZIP_DEFLATED):

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from .core.budget import check_regroup_work
+from .core.budget import check_regroup_work, check_scan_work
 from .core.capture import load_capture, save_capture
 from .core.grouping import Grouping
 from .core.inputs import PageWeaverInputError
@@ -50,6 +50,7 @@ def analyze(args) -> dict:
     # rows, chunks and the capacity fallback do not depend on W: one table serves every window
     (base,) = _groupings(args, [args.group])
     table = window_table(capture.topk, base, **capture.regroup_kwargs())
+    check_scan_work(capture.topk.size, 2 + len(groupings), "analyze")
     check_regroup_work(table, [g.window for g in groupings], "analyze")
     rows = table.canonical
     original = union_stats(rows, None, capture.request_offsets, args.group)

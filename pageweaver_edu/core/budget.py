@@ -7,6 +7,11 @@ fixed cost per round adds to it. Measured on two CPU cores, its time is close to
 regroups, ``lanes`` the uint64 lanes of their bitmaps and ``width`` the longest window. A
 command adds the units of all its regroups (``pageweaver report`` regroups at up to ten W)
 and refuses, before the first one, when they pass :data:`MAX_REGROUP_WORK` (about 20 s).
+
+Beside the regroups, every ordering a command measures passes over the N·K entries again
+(canonical rows, the executed order, the distinct pages per group: about 0.3 µs per entry and
+pass on two busy cores); :func:`check_scan_work` bounds entries × passes by
+:data:`MAX_SCAN_WORK`.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from .windows import WindowTable
 
 MAX_REGROUP_WORK = 1 << 33  #: units of ``rows · lanes · (width + 1024)``, summed over a command
 ROUND_UNITS = 1024  #: the fixed cost of one round, in units of one row-lane
+MAX_SCAN_WORK = 1 << 26  #: Top-K entries × passes over them, summed over a command
 
 
 def regroup_work(table: WindowTable, windows) -> int:
@@ -58,3 +64,21 @@ def check_regroup_work(table: WindowTable, windows, what: str = "the regroup") -
             f"{what} would take {work:,} units of work (rows x bitmap lanes x (window + "
             f"{ROUND_UNITS})), more than the limit {MAX_REGROUP_WORK:,}; use fewer or smaller "
             "windows, a lower --capacity, or split the capture")
+
+
+def check_scan_work(entries: int, passes: int, what: str) -> None:
+    """Refuse ``passes`` passes over ``entries`` Top-K entries past :data:`MAX_SCAN_WORK`.
+
+    Parameters
+    ----------
+    entries : int
+        N·K of the capture.
+    passes : int
+        Orderings measured, plus the passes that build the tables.
+    what : str
+        The command, for the message.
+    """
+    if entries * passes > MAX_SCAN_WORK:
+        raise PageWeaverInputError(
+            f"{what} would pass {passes} times over {entries:,} Top-K entries, more than the "
+            f"limit {MAX_SCAN_WORK:,} entries x passes; use fewer windows or split the capture")

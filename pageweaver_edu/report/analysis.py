@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.budget import check_regroup_work
+from ..core.budget import check_regroup_work, check_scan_work
 from ..core.capture import Capture
 from ..core.grouping import Grouping
 from ..core.inputs import PageWeaverInputError
@@ -131,6 +131,7 @@ def analyze_capture(capture: Capture, source: str = "capture", *, group: int = 8
             f"the report lists every (request, chunk): {len(table.chunks):,} is more than the "
             f"limit {MAX_REPORT_CHUNKS:,}; use pageweaver analyze, or a larger --chunk-size")
     curve_windows = doubling_windows(group, max(CURVE_LARGEST, group))
+    check_scan_work(capture.topk.size, 4 + len(groupings) + len(curve_windows), "the report")
     check_regroup_work(table, [g.window for g in groupings] + curve_windows, "the report")
     rows, offsets = table.canonical, table.request_offsets
     perms: dict = {"original": None}

@@ -183,3 +183,13 @@ def test_report_chunk_count_past_the_limit(tmp_path):
     assert_one_line_error(*run_main("report", tmp_path / "c.npz", "--out", tmp_path / "r.html"),
                           "65,537 is more than the limit 65,536")
     assert not (tmp_path / "r.html").exists()
+
+
+def test_scan_work_at_and_past_the_limit(tmp_path):
+    """Entries × passes: 2^20 entries may be measured at 62 windows (64 passes), not 63."""
+    entries = 1 << 20
+    budget.check_scan_work(entries, budget.MAX_SCAN_WORK // entries, "at")
+    np.save(tmp_path / "c.npy", np.zeros((entries // 4, 4), np.int32))
+    windows = ",".join(str(8 * w) for w in range(1, 64))
+    assert_one_line_error(*run_main("analyze", tmp_path / "c.npy", "--windows", windows),
+                          "65 times over 1,048,576 Top-K entries")

@@ -147,8 +147,8 @@ def _run_tests(dest: Path, tests: list[str]) -> tuple[bool, float]:
     start = time.perf_counter()
     env = dict(os.environ, PYTHONPATH=str(dest), PAGEWEAVER_PROGRESS="0")
     proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-                           *tests], cwd=dest, env=env, capture_output=True, text=True,
-                          timeout=900)
+                           "--hypothesis-profile=mutation", *tests], cwd=dest, env=env,
+                          capture_output=True, text=True, timeout=900)
     return proc.returncode == 0, time.perf_counter() - start
 
 

@@ -16,8 +16,7 @@ import numpy as np
 
 INT32_MIN, INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
 INT64_MIN, INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
-# The limits keep every command on a capture within 30 s and 2 GiB on two CPU cores: the
-# canonical rows and their sort need about six int64 copies of the largest array.
+# Limits for 30 s and 2 GiB on two cores: canonical rows need ~6 int64 copies of an array.
 MAX_QUERIES = 1 << 22  #: N, query rows of a Top-K array
 MAX_REQUESTS = MAX_QUERIES  #: R, requests (empty ones included)
 MAX_TOPK = 1 << 12  #: K, entries per row
@@ -38,33 +37,25 @@ def check_elements(shape, name: str, limit: int = MAX_ELEMENTS) -> None:
 
 
 def nested_shape(x) -> tuple[int, ...]:
-    """The shape a nested list or tuple declares, read along its first elements only
-    (``[[0] * 4096] * 4096`` is 4096 references to one list: counting them is free,
-    converting them is not)."""
+    """The shape a nested list declares, read along first elements (``[[0] * 4096] * 4096``
+    holds one list 4096 times: counting is free, converting is not)."""
     shape = []
     while isinstance(x, (list, tuple)) and len(shape) < 64:
         shape.append(len(x))
-        if not x:
-            break
-        x = x[0]
+        x = x[0] if x else None
     return tuple(shape)
 
 
 def check_tensor(x, name: str) -> None:
-    """A torch tensor NumPy can take as it is: a dense, strided ``torch.Tensor`` (or
-    ``Parameter``) with real data; meta, nested, sparse and quantized tensors, subclasses,
-    and tensors with the negative or conjugate bit set are refused before any copy."""
+    """A dense, strided ``Tensor`` or ``Parameter`` with data, NumPy can take as it is (meta,
+    nested, sparse, quantized, subclassed, negative- or conjugate-bit tensors are refused)."""
     kind = type(x).__name__
-    problems = (
-        (kind not in ("Tensor", "Parameter"), f"a {kind} (a tensor subclass)"),
-        (getattr(x, "is_nested", False), "a nested tensor"),
-        (str(x.layout) != "torch.strided", f"a {x.layout} tensor"),
-        (x.is_quantized, "a quantized tensor"),
-        (x.is_meta, "a meta tensor (no data)"),
-        (x.is_neg(), "a tensor with the negative bit set"),
-        (x.is_conj(), "a tensor with the conjugate bit set"),
-    )
-    for bad, what in problems:
+    for bad, what in ((kind not in ("Tensor", "Parameter"), f"a {kind} (a tensor subclass)"),
+                      (getattr(x, "is_nested", False), "a nested tensor"),
+                      (str(x.layout) != "torch.strided", f"a {x.layout} tensor"),
+                      (x.is_quantized, "a quantized tensor"), (x.is_meta, "a meta tensor"),
+                      (x.is_neg(), "a tensor with the negative bit set"),
+                      (x.is_conj(), "a tensor with the conjugate bit set")):
         if bad:
             raise PageWeaverInputError(f"{name} is {what}; pass a dense tensor")
     check_elements(x.shape, name)

@@ -24,9 +24,9 @@ def partial_bytes(
     int
         Bytes.
     """
-    partials = as_int(partials, "partials")
-    heads, dim, out_bytes, lse_bytes = (positive_int(x, name) for x, name in (
-        (heads, "heads H"), (dim, "dim D"), (out_bytes, "out_bytes"), (lse_bytes, "lse_bytes")))
+    partials, out_bytes, lse_bytes = (as_int(x, name) for x, name in (
+        (partials, "partials"), (out_bytes, "out_bytes"), (lse_bytes, "lse_bytes")))
+    heads, dim = positive_int(heads, "heads H"), positive_int(dim, "dim D")
     return partials * (heads * dim * out_bytes + heads * lse_bytes)
 
 

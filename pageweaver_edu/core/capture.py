@@ -14,7 +14,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .capture_files import FIELDS, READ_ERRORS, check_file, read_npz, read_pt, read_single_npy
+from .capture_files import (
+    READ_ERRORS,
+    check_field_names,
+    check_file,
+    read_npz,
+    read_pt,
+    read_single_npy,
+)
 from .inputs import (
     PageWeaverInputError,
     as_positions,
@@ -112,15 +119,7 @@ def save_capture(capture: Capture, path) -> Path:
 
 
 def _from_mapping(mapping, source: str) -> Capture:
-    keys = list(mapping)
-    if not all(isinstance(k, str) for k in keys):
-        raise PageWeaverInputError(f"{source} has keys that are not field names: "
-                                   f"{sorted(repr(k) for k in keys if not isinstance(k, str))}")
-    if "topk" not in mapping:
-        raise PageWeaverInputError(f"{source} has no 'topk' array (found: {sorted(keys)})")
-    unknown = sorted(set(keys) - set(FIELDS))
-    if unknown:
-        raise PageWeaverInputError(f"{source} has unknown fields {unknown}; expected {FIELDS}")
+    check_field_names(list(mapping), source)
     return Capture.from_arrays(**mapping)
 
 

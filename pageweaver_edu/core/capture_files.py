@@ -143,6 +143,18 @@ def read_npy(fh, available: int, field: str, source: str) -> np.ndarray:
     return np.lib.format.read_array(fh, allow_pickle=False)
 
 
+def check_field_names(keys: list, source: str) -> None:
+    """The keys of a capture file: strings, ``topk`` among them, each one of :data:`FIELDS`."""
+    if not all(isinstance(k, str) for k in keys):
+        raise PageWeaverInputError(f"{source} has keys that are not field names: "
+                                   f"{sorted(repr(k) for k in keys if not isinstance(k, str))}")
+    if "topk" not in keys:
+        raise PageWeaverInputError(f"{source} has no 'topk' array (found: {sorted(keys)})")
+    unknown = sorted(set(keys) - set(FIELDS))
+    if unknown:
+        raise PageWeaverInputError(f"{source} has unknown fields {unknown}; expected {FIELDS}")
+
+
 def read_npz(path: Path) -> dict[str, np.ndarray]:
     """The fields of an ``.npz`` capture (one ``<field>.npy`` member each)."""
     with zipfile.ZipFile(path) as archive:
@@ -152,11 +164,7 @@ def read_npz(path: Path) -> dict[str, np.ndarray]:
             if not m.filename.endswith(".npy"):
                 raise PageWeaverInputError(
                     f"{path} has a member {m.filename!r} that is not an .npy array")
-        if "topk" not in fields:
-            raise PageWeaverInputError(f"{path} has no 'topk' array (found: {sorted(fields)})")
-        unknown = sorted(set(fields) - set(FIELDS))
-        if unknown:
-            raise PageWeaverInputError(f"{path} has unknown fields {unknown}; expected {FIELDS}")
+        check_field_names(list(fields), str(path))
         arrays = {}
         for field, member in fields.items():
             with archive.open(member) as fh:

@@ -100,3 +100,29 @@ def test_lengths_must_be_one_per_query(tmp_path):
     """lengths of shape [N, 1] is refused, not flattened."""
     np.savez(tmp_path / "c.npz", topk=[[0, 1], [1, 2]], lengths=[[5], [6]])
     assert_one_line_error(*run_main("analyze", tmp_path / "c.npz"), "lengths must have shape")
+
+
+def test_the_files_page_size_is_used(tmp_path):
+    """ceil(80 / 16) = 5 pages > B = 4: identity. With P = 128 it would be 1 page, and rows
+    {0, 1}, {2, 3}, {0, 1}, {2, 3} would regroup to [0, 2, 1, 3]."""
+    np.savez(tmp_path / "c.npz", topk=[[0, 1], [2, 3], [0, 1], [2, 3]], lengths=[80] * 4,
+             page_size=16)
+    opts = ["--group", 2, "--capacity", 4, "--json"]
+    code, out, err = run_main("regroup", tmp_path / "c.npz", "--window", 4, *opts)
+    assert code == 0 and json.loads(out)["perm"] == [0, 1, 2, 3], err
+    code, out, err = run_main("analyze", tmp_path / "c.npz", "--windows", 4, *opts)
+    assert code == 0 and json.loads(out)["chunks_in_fallback"] == 1, err
+    np.savez(tmp_path / "c.npz", topk=[[0, 1], [2, 3], [0, 1], [2, 3]], lengths=[80] * 4)
+    code, out, err = run_main("regroup", tmp_path / "c.npz", "--window", 4, *opts)
+    assert code == 0 and json.loads(out)["perm"] == [0, 2, 1, 3], err
+
+
+def test_an_id_equal_to_b_in_a_chunks_last_row_falls_back(tmp_path):
+    """Page 4 needs 5 pages > B = 4, and it sits in the chunk's last row; without it the rows
+    would regroup to [0, 2, 1, 3]."""
+    np.savez(tmp_path / "c.npz", topk=[[0, 1], [2, 3], [0, 1], [0, 4]])
+    opts = ["--window", 4, "--group", 2, "--json"]
+    code, out, err = run_main("regroup", tmp_path / "c.npz", "--capacity", 4, *opts)
+    assert code == 0 and json.loads(out)["perm"] == [0, 1, 2, 3], err
+    code, out, err = run_main("regroup", tmp_path / "c.npz", "--capacity", 5, *opts)
+    assert code == 0 and json.loads(out)["perm"] == [0, 2, 1, 3], err

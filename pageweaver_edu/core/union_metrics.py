@@ -91,7 +91,7 @@ def _distinct_count(keys: np.ndarray, pages: np.ndarray, buckets: int) -> np.nda
     if keys.size == 0:
         return np.zeros(buckets, dtype=np.int64)
     stride = int(pages.max()) + 1
-    if buckets * stride <= _DENSE_CELLS:
+    if buckets * stride <= min(_DENSE_CELLS, 64 * keys.size):  # sparse tables: sort instead
         marks = np.zeros((buckets, stride), dtype=bool)
         marks[keys, pages] = True
         return marks.sum(axis=1, dtype=np.int64)

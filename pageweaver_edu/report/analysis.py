@@ -69,6 +69,7 @@ class CaptureAnalysis:
     curve: dict
     chunks: list[dict] = field(default_factory=list)
     fallback_lines: list[str] = field(default_factory=list)
+    _gains: list[dict] | None = field(default=None, repr=False)
 
     @property
     def group(self) -> int:
@@ -85,18 +86,24 @@ class CaptureAnalysis:
 
     def request_gains(self) -> list[dict]:
         """The chunks' union visits added up per request: ``request``, ``queries``,
-        ``chunks``, ``fallback_chunks`` and ``visits`` (ordering -> union visits)."""
-        out: dict[int, dict] = {}
-        for c in self.chunks:
-            r = out.setdefault(c["request"], {"request": c["request"], "queries": 0, "chunks": 0,
-                                              "fallback_chunks": 0,
-                                              "visits": dict.fromkeys(self.perms, 0)})
-            r["queries"] += c["end"] - c["start"]
-            r["chunks"] += 1
-            r["fallback_chunks"] += int(c["fallback"])
-            for key, v in c["visits"].items():
-                r["visits"][key] += v
-        return list(out.values())
+        ``chunks``, ``fallback_chunks`` and ``visits`` (ordering -> union visits); computed
+        once (the page and the summary both list them)."""
+        if self._gains is None:
+            self._gains = self._sum_per_request() if self.chunks else []
+        return self._gains
+
+    def _sum_per_request(self) -> list[dict]:
+        columns = {"queries": [c["end"] - c["start"] for c in self.chunks],
+                   "chunks": [1] * len(self.chunks),
+                   "fallback_chunks": [int(c["fallback"]) for c in self.chunks]}
+        columns |= {key: [c["visits"][key] for c in self.chunks] for key in self.perms}
+        requests, first = np.unique([c["request"] for c in self.chunks], return_index=True)
+        sums = {k: np.add.reduceat(np.asarray(v, dtype=np.int64), first).tolist()
+                for k, v in columns.items()}  # the chunks come in request order
+        return [{"request": int(r), "queries": sums["queries"][i], "chunks": sums["chunks"][i],
+                 "fallback_chunks": sums["fallback_chunks"][i],
+                 "visits": {key: sums[key][i] for key in self.perms}}
+                for i, r in enumerate(requests)]
 
 
 def analyze_capture(capture: Capture, source: str = "capture", *, group: int = 8,

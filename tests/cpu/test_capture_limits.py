@@ -174,14 +174,21 @@ def test_fallback_rows_do_not_widen_the_bitmaps(tmp_path):
     assert code == 0 and '"chunks_in_fallback": 1' in out, err
 
 
-def test_report_chunk_count_past_the_limit(tmp_path):
+def test_report_chunk_count_at_and_past_the_limit(tmp_path):
+    """65,536 one-row requests are reported (every one listed); one more is refused."""
     from pageweaver_edu.report.analysis import MAX_REPORT_CHUNKS
 
-    n = MAX_REPORT_CHUNKS + 1
-    np.savez(tmp_path / "c.npz", topk=np.zeros((n, 1), np.int32),
-             request_offsets=np.arange(n + 1, dtype=np.int32))
-    assert_one_line_error(*run_main("report", tmp_path / "c.npz", "--out", tmp_path / "r.html"),
-                          "65,537 is more than the limit 65,536")
+    for n in (MAX_REPORT_CHUNKS, MAX_REPORT_CHUNKS + 1):
+        np.savez(tmp_path / f"c{n}.npz", topk=(np.arange(n) % 600).astype(np.int32)[:, None],
+                 request_offsets=np.arange(n + 1, dtype=np.int32))
+    code, out, err = run_main("report", tmp_path / "c65536.npz", "--out", tmp_path / "r.html",
+                              "--json")
+    fallback = int((np.arange(MAX_REPORT_CHUNKS) % 600 >= 512).sum())  # ids past B = 512
+    assert code == 0 and '"chunks": 65536' in out, err
+    assert f'"chunks_in_fallback": {fallback}' in out
+    (tmp_path / "r.html").unlink()
+    assert_one_line_error(*run_main("report", tmp_path / "c65537.npz", "--out",
+                                    tmp_path / "r.html"), "65,537 is more than the limit 65,536")
     assert not (tmp_path / "r.html").exists()
 
 

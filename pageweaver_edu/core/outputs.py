@@ -26,6 +26,14 @@ def _name_max(folder: Path) -> int:
         return 255
 
 
+def _resolved(path: Path) -> Path | None:
+    """``path`` with its symlinks followed; None for a loop (it cannot be the output)."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):
+        return None
+
+
 def check_output(path, suffixes: tuple[str, ...], protect=()) -> tuple[Path, int | None]:
     """Where an output goes, and the permission bits of the file it replaces.
 
@@ -72,8 +80,8 @@ def check_output(path, suffixes: tuple[str, ...], protect=()) -> tuple[Path, int
         raise PageWeaverInputError(f"output {path} belongs to another user; refusing to "
                                    "replace it")
     for other in map(Path, protect):
-        if other.resolve() == target or (info is not None and other.exists()
-                                         and os.path.samefile(other, target)):
+        if _resolved(other) == target or (info is not None and other.is_file()
+                                          and os.path.samefile(other, target)):
             raise PageWeaverInputError(f"output {path} is the input file {other}; "
                                        "choose another name")
     return target, None if info is None else stat.S_IMODE(info.st_mode)

@@ -139,3 +139,11 @@ def test_a_latin1_terminal_gets_one_line_not_a_traceback(capture, tmp_path):
                            "--window", "6", "--group", "3"], capture_output=True,
                           env={**os.environ, "PYTHONIOENCODING": "latin-1"})
     assert proc.returncode == 0 and proc.stdout.startswith(b"\\u03c0 for 6 queries"), proc
+
+
+def test_a_capture_that_is_a_symlink_loop_is_one_line(tmp_path):
+    """``report`` checks its output against the capture before reading it: a capture path
+    that loops is one line there too."""
+    os.symlink("c.npy", tmp_path / "c.npy")
+    for args in (("report", "--out", tmp_path / "r.html"), ("analyze",)):
+        assert_one_line_error(*run_main(args[0], tmp_path / "c.npy", *args[1:]), "not found")

@@ -20,7 +20,8 @@ INT64_MIN, INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
 MAX_QUERIES = 1 << 22  #: N, query rows of a Top-K array
 MAX_REQUESTS = MAX_QUERIES  #: R, requests (empty ones included)
 MAX_TOPK = 1 << 12  #: K, entries per row
-MAX_ELEMENTS = 1 << 24  #: elements of any array argument (N·K for a Top-K array)
+MAX_TOPK_ELEMENTS = 1 << 24  #: N·K of a Top-K array
+MAX_ELEMENTS = 1 << 27  #: elements of any other array argument (q, k, v, ...)
 MAX_CAPACITY = 1 << 20  #: B, bitmap capacity in pages (the bitmaps have their own limit)
 
 
@@ -181,7 +182,7 @@ def check_topk_shape(shape) -> None:
     for what, size, limit in (("N", shape[0], MAX_QUERIES), ("K", shape[1], MAX_TOPK)):
         if size > limit:
             raise PageWeaverInputError(f"topk has {what} = {size:,}, more than the limit {limit:,}")
-    check_elements(shape, "topk")
+    check_elements(shape, "topk", MAX_TOPK_ELEMENTS)
 
 
 def as_topk(topk, num_pages: int | None = None) -> np.ndarray:

@@ -15,10 +15,11 @@ import time
 
 import numpy as np
 
+from .core.budget import check_regroup_work, check_scan_work
 from .core.capture import load_capture, save_capture
-from .core.capture_files import write_atomically
 from .core.grouping import Grouping
 from .core.inputs import PageWeaverInputError
+from .core.outputs import write_atomically
 from .core.progress import progress
 from .core.union_metrics import union_stats
 from .core.windows import window_table
@@ -49,6 +50,8 @@ def analyze(args) -> dict:
     # rows, chunks and the capacity fallback do not depend on W: one table serves every window
     (base,) = _groupings(args, [args.group])
     table = window_table(capture.topk, base, **capture.regroup_kwargs())
+    check_scan_work(capture.topk.size, 2 + len(groupings), "analyze")
+    check_regroup_work(table, [g.window for g in groupings], "analyze")
     rows = table.canonical
     original = union_stats(rows, None, capture.request_offsets, args.group)
     report = {
@@ -117,7 +120,7 @@ def regroup(args) -> dict:
     (grouping,) = _groupings(args, [args.window])
     perm = greedy_regroup(capture.topk, grouping, **capture.regroup_kwargs())
     result = {"perm": perm.tolist()}
-    if args.out:
+    if args.out is not None:
         written = write_atomically(args.out, ".npy", lambda fh: np.save(fh, perm),
                                    protect=[args.capture])
         result["out"] = str(written)
@@ -172,6 +175,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``pageweaver`` console script."""
+    for stream in (sys.stdout, sys.stderr):  # a latin-1 terminal gets \u03c0, not a traceback
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
     try:
         if args.command == "analyze":

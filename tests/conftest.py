@@ -11,10 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import Phase, settings
 
 from pageweaver_edu.gpu.device import gpu_available, gpu_required_by_env, gpu_unavailable_reason
 
 GPU_TESTS = Path(__file__).resolve().parent / "gpu"
+# tools/mutation_check.py runs with --hypothesis-profile=mutation: a failing example is reported
+# as found, not shrunk (shrinking a planted bug's example takes minutes on two cores)
+settings.register_profile("mutation", phases=[Phase.explicit, Phase.reuse, Phase.generate])
 
 
 def _is_gpu_test(item) -> bool:

@@ -189,7 +189,11 @@ def reference_attention(
     for lo in range(0, n, block):
         hi = min(n, lo + block)
         kb, vb, mb = kf[slot[lo:hi]], vf[slot[lo:hi]], keep[lo:hi]
-        logits = np.einsum("nhd,ntd->nht", qa[lo:hi], kb) * scale
+        with np.errstate(over="ignore", invalid="ignore"):
+            logits = np.einsum("nhd,ntd->nht", qa[lo:hi], kb) * scale
+        if (mb & ~np.isfinite(logits).all(axis=1)).any():
+            raise PageWeaverInputError(
+                f"scale {scale!r} makes the scores q·k·scale overflow float64")
         logits = np.where(mb[:, None, :], logits, -np.inf)
         peak = logits.max(axis=2, keepdims=True)
         weights = np.exp(logits - np.where(np.isfinite(peak), peak, 0.0))

@@ -11,7 +11,7 @@ import numpy as np
 from .inputs import PageWeaverInputError, as_capacity, integer_array
 from .supports import canonical_rows
 
-MAX_BITMAP_WORDS = 1 << 28  #: uint32 words of the bitmaps built at once (1 GiB)
+MAX_BITMAP_WORDS = 1 << 25  #: uint32 words of the bitmaps built at once (128 MiB)
 WORD_MAX = (1 << 32) - 1
 
 
@@ -78,12 +78,10 @@ def bitmaps_from_canonical(rows: np.ndarray, capacity: int) -> np.ndarray:
         )
     row_idx, col = np.nonzero(rows >= 0)
     ids = rows[row_idx, col]
-    flat = row_idx * words + (ids >> 5)
-    # Ids are distinct within a row, so adding the bit values equals OR-ing them; float64
-    # sums of distinct powers of two below 2**32 are exact.
-    values = np.ldexp(1.0, (ids & 31).astype(np.int32))
-    summed = np.bincount(flat, weights=values, minlength=n * words)
-    return summed.astype(np.uint64).astype(np.uint32).reshape(n, words)
+    bits = np.zeros(n * words, dtype=np.uint32)
+    np.bitwise_or.at(bits, row_idx * words + (ids >> 5),
+                     np.left_shift(np.uint32(1), (ids & 31).astype(np.uint32)))
+    return bits.reshape(n, words)
 
 
 def decode_bitmap(words) -> np.ndarray:

@@ -16,11 +16,11 @@ import numpy as np
 
 from .capture_files import (
     READ_ERRORS,
+    check_field_names,
     check_file,
     read_npz,
     read_pt,
     read_single_npy,
-    write_atomically,
 )
 from .inputs import (
     PageWeaverInputError,
@@ -29,8 +29,7 @@ from .inputs import (
     as_topk,
     positive_int,
 )
-
-FIELDS = ("topk", "request_offsets", "lengths", "causal_pos", "page_size")
+from .outputs import write_atomically
 
 
 @dataclass(frozen=True)
@@ -104,7 +103,7 @@ def save_capture(capture: Capture, path) -> Path:
     capture : Capture
     path : str or pathlib.Path
         Must end in ``.npz``; written through a temporary file and a rename
-        (:func:`~pageweaver_edu.core.capture_files.write_atomically`).
+        (:func:`~pageweaver_edu.core.outputs.write_atomically`).
 
     Returns
     -------
@@ -120,15 +119,7 @@ def save_capture(capture: Capture, path) -> Path:
 
 
 def _from_mapping(mapping, source: str) -> Capture:
-    keys = list(mapping)
-    if not all(isinstance(k, str) for k in keys):
-        raise PageWeaverInputError(f"{source} has keys that are not field names: "
-                                   f"{sorted(repr(k) for k in keys if not isinstance(k, str))}")
-    if "topk" not in mapping:
-        raise PageWeaverInputError(f"{source} has no 'topk' array (found: {sorted(keys)})")
-    unknown = sorted(set(keys) - set(FIELDS))
-    if unknown:
-        raise PageWeaverInputError(f"{source} has unknown fields {unknown}; expected {FIELDS}")
+    check_field_names(list(mapping), source)
     return Capture.from_arrays(**mapping)
 
 
@@ -167,6 +158,4 @@ def load_capture(path) -> Capture:
         raise PageWeaverInputError(f"{path} is not a valid {suffix} file: {exc}") from None
     if isinstance(obj, dict):
         return _from_mapping(obj, str(path))
-    if hasattr(obj, "detach"):
-        return Capture.from_arrays(obj)
-    raise PageWeaverInputError(f"{path} holds a {type(obj).__name__}, not a tensor or dict")
+    return Capture.from_arrays(obj)

@@ -1,21 +1,21 @@
-"""Reading capture files without trusting them, and writing outputs without losing data.
+"""Reading capture files without trusting them.
 
-A capture file is read only after its declared sizes pass the limits: the file size, the
-uncompressed size of every zip member (from the zip directory, which also caps how much is
-inflated), and the shape and dtype each ``.npy`` header declares, against
-:data:`~pageweaver_edu.core.inputs.MAX_ELEMENTS` and the Top-K limits. Nothing is unpickled:
+Every size a file declares is checked before it is read, inflated or allocated: the file
+size; the zip directory (at most :data:`MAX_MEMBERS` members, distinct names, only stored or
+deflated members, each declared size possible for its compressed size, and the declared sizes
+summed against :data:`MAX_UNZIPPED_BYTES`); each ``.npy`` header (its field, shape and dtype
+against :mod:`~pageweaver_edu.core.inputs`' limits, and exactly as many data bytes as the file
+holds after the header); and every tensor of a ``.pt`` file (its storages are zip members,
+bounded above) before it is converted: its flags, layout and strides. Nothing is unpickled:
 ``.npy`` data is read with ``allow_pickle=False`` and ``.pt`` files with
 ``torch.load(weights_only=True)``. Every failure is one :class:`PageWeaverInputError` line.
-Outputs are written to exactly the path asked for, through a temporary file in the same
-folder and :func:`os.replace`, and never onto a file that is being read.
 """
 
 from __future__ import annotations
 
+import collections
 import lzma
 import math
-import os
-import secrets
 import tokenize
 import warnings
 import zipfile
@@ -24,9 +24,21 @@ from pathlib import Path
 
 import numpy as np
 
-from .inputs import PageWeaverInputError, check_elements, check_topk_shape
+from .inputs import (
+    MAX_QUERIES,
+    MAX_REQUESTS,
+    PageWeaverInputError,
+    check_elements,
+    check_tensor,
+    check_topk_shape,
+)
 
-MAX_FILE_BYTES = 1 << 31  #: size of a capture file, and uncompressed size of a zip's members
+FIELDS = ("topk", "request_offsets", "lengths", "causal_pos", "page_size")
+MAX_FILE_BYTES = 1 << 28  #: size of a capture file
+MAX_UNZIPPED_BYTES = 1 << 28  #: declared uncompressed size of a zip's members, summed
+MAX_MEMBERS = 64  #: members of a zip (an .npz has at most 5, a .pt one per tensor and 4 more)
+#: deflate's largest expansion: a 258-byte match costs at least 2 bits, so at most 1032:1
+DEFLATE_MAX_RATIO = 1032
 #: What a damaged or hostile file may raise while it is read.
 # (numpy parses an .npy header with the tokenizer and ast.literal_eval: a mangled header can
 # raise SyntaxError or tokenize.TokenError)
@@ -37,25 +49,61 @@ READ_ERRORS = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, lz
 def check_file(path: Path) -> None:
     """The capture file exists, is a plain file, and is at most :data:`MAX_FILE_BYTES`."""
     if not path.is_file():
-        raise PageWeaverInputError(f"capture file not found: {path}")
+        raise PageWeaverInputError(f"capture file not found (or not a regular file): {path}")
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise PageWeaverInputError(
             f"{path} has {size:,} bytes, more than the limit {MAX_FILE_BYTES:,}")
 
 
+def _check_member(m: zipfile.ZipInfo, source: str) -> None:
+    if m.flag_bits & 0x1:
+        raise PageWeaverInputError(f"{source}: member {m.filename!r} is encrypted")
+    if m.compress_type == zipfile.ZIP_STORED:
+        possible = m.compress_size
+    elif m.compress_type == zipfile.ZIP_DEFLATED:
+        possible = DEFLATE_MAX_RATIO * m.compress_size + 64
+    else:  # bzip2 and lzma inflate a whole block at once, past any declared size
+        raise PageWeaverInputError(
+            f"{source}: member {m.filename!r} uses zip compression method "
+            f"{m.compress_type}; only stored (0) and deflated (8) members are read")
+    if m.file_size > possible:
+        raise PageWeaverInputError(
+            f"{source}: member {m.filename!r} declares {m.file_size:,} bytes from "
+            f"{m.compress_size:,} compressed, more than its method can hold")
+
+
 def zip_members(archive: zipfile.ZipFile, source: str) -> list[zipfile.ZipInfo]:
-    """The members of a zip, refused when a name repeats or they inflate past the limit."""
+    """The members of a zip, refused when there are too many, a name repeats, a member's
+    method or declared size is impossible, or they declare more than the limit in all."""
     members = archive.infolist()
-    names = [m.filename for m in members]
-    repeated = sorted({n for n in names if names.count(n) > 1})
+    if len(members) > MAX_MEMBERS:
+        raise PageWeaverInputError(
+            f"{source} has {len(members):,} members, more than the limit {MAX_MEMBERS}")
+    counts = collections.Counter(m.filename for m in members)
+    repeated = sorted(n for n, c in counts.items() if c > 1)
     if repeated:
         raise PageWeaverInputError(f"{source} holds more than one member named {repeated}")
+    for m in members:
+        _check_member(m, source)
     total = sum(m.file_size for m in members)
-    if total > MAX_FILE_BYTES:
+    if total > MAX_UNZIPPED_BYTES:
         raise PageWeaverInputError(
-            f"{source} expands to {total:,} bytes, more than the limit {MAX_FILE_BYTES:,}")
+            f"{source} expands to {total:,} bytes, more than the limit {MAX_UNZIPPED_BYTES:,}")
     return members
+
+
+def check_declared(field: str, shape: tuple, source: str) -> None:
+    """The shape a file declares for a capture field, before anything is allocated."""
+    if field == "topk":
+        check_topk_shape(shape)
+        return
+    longest = {"request_offsets": MAX_REQUESTS + 1, "page_size": 1}.get(field, MAX_QUERIES)
+    if math.prod(shape) > longest:
+        raise PageWeaverInputError(
+            f"{source}: {field} has shape {tuple(shape)}, more than the limit {longest:,} "
+            "elements")
+    check_elements(shape, f"{source} {field}")
 
 
 def read_npy(fh, available: int, field: str, source: str) -> np.ndarray:
@@ -65,9 +113,9 @@ def read_npy(fh, available: int, field: str, source: str) -> np.ndarray:
     ----------
     fh : binary file object, seekable
     available : int
-        Bytes the file or zip member holds.
+        Bytes the file or zip member holds (header included).
     field : str
-        The capture field it holds (``topk`` gets the Top-K shape rules).
+        The capture field it holds (its shape limits: :func:`check_declared`).
     source : str
         Names the file in error messages.
     """
@@ -76,31 +124,52 @@ def read_npy(fh, available: int, field: str, source: str) -> np.ndarray:
         raise PageWeaverInputError(f"{source}: unsupported .npy format version {version}")
     read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
                    else np.lib.format.read_array_header_2_0)
-    shape, _, dtype = read_header(fh)
-    if field == "topk":
-        check_topk_shape(shape)
-    check_elements(shape, f"{source} {field}")
-    declared = math.prod(shape) * dtype.itemsize
-    if declared > available - fh.tell():
+    with warnings.catch_warnings():  # a Python-2 header is refused, not read with a warning
+        warnings.simplefilter("error")
+        try:
+            shape, _, dtype = read_header(fh)
+        except UserWarning:
+            raise PageWeaverInputError(f"{source}: {field} has a Python 2 .npy header; save "
+                                       "it again with Python 3") from None
+    if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
+        raise PageWeaverInputError(f"{source}: {field} has dtype {dtype}, not plain numbers")
+    check_declared(field, shape, source)
+    declared, left = math.prod(shape) * dtype.itemsize, available - fh.tell()
+    if declared != left:
         raise PageWeaverInputError(
             f"{source}: {field} declares {declared:,} bytes of data but the file holds "
-            f"{max(available - fh.tell(), 0):,}")
+            f"{max(left, 0):,} after its header")
     fh.seek(0)
     return np.lib.format.read_array(fh, allow_pickle=False)
+
+
+def check_field_names(keys: list, source: str) -> None:
+    """The keys of a capture file: strings, ``topk`` among them, each one of :data:`FIELDS`."""
+    if not all(isinstance(k, str) for k in keys):
+        raise PageWeaverInputError(f"{source} has keys that are not field names: "
+                                   f"{sorted(repr(k) for k in keys if not isinstance(k, str))}")
+    if "topk" not in keys:
+        raise PageWeaverInputError(f"{source} has no 'topk' array (found: {sorted(keys)})")
+    unknown = sorted(set(keys) - set(FIELDS))
+    if unknown:
+        raise PageWeaverInputError(f"{source} has unknown fields {unknown}; expected {FIELDS}")
 
 
 def read_npz(path: Path) -> dict[str, np.ndarray]:
     """The fields of an ``.npz`` capture (one ``<field>.npy`` member each)."""
     with zipfile.ZipFile(path) as archive:
-        fields = {}
-        for member in zip_members(archive, str(path)):
-            field = member.filename.removesuffix(".npy")
-            if field == member.filename:
+        members = zip_members(archive, str(path))
+        fields = {m.filename.removesuffix(".npy"): m for m in members}
+        for m in members:
+            if not m.filename.endswith(".npy"):
                 raise PageWeaverInputError(
-                    f"{path} has a member {member.filename!r} that is not an .npy array")
+                    f"{path} has a member {m.filename!r} that is not an .npy array")
+        check_field_names(list(fields), str(path))
+        arrays = {}
+        for field, member in fields.items():
             with archive.open(member) as fh:
-                fields[field] = read_npy(fh, member.file_size, field, str(path))
-        return fields
+                arrays[field] = read_npy(fh, member.file_size, field, str(path))
+        return arrays
 
 
 def read_single_npy(path: Path) -> np.ndarray:
@@ -109,61 +178,53 @@ def read_single_npy(path: Path) -> np.ndarray:
         return read_npy(fh, path.stat().st_size, "topk", str(path))
 
 
+def _check_file_tensor(t, name: str) -> None:
+    """A tensor from a file: flags and layout (:func:`check_tensor`), then its strides: every
+    element its own (dense in some order of the dimensions: no stride 0, no overlap, no gap)
+    and inside its storage, so that converting it copies exactly what the file holds."""
+    check_tensor(t, name)
+    dense = 1
+    dims = zip(t.stride(), t.shape, strict=True)
+    for stride, size in sorted((st, sz) for st, sz in dims if sz > 1):
+        if stride != dense:
+            raise PageWeaverInputError(
+                f"{name} has strides {tuple(t.stride())} for shape {tuple(t.shape)} (expanded, "
+                "overlapping or strided); save it with .contiguous()")
+        dense *= size
+    end = (t.storage_offset() + t.numel()) * t.element_size()
+    if end > t.untyped_storage().nbytes():
+        raise PageWeaverInputError(f"{name} reaches past the end of its storage")
+
+
 def read_pt(path: Path):
-    """The object of a ``.pt`` file, loaded with ``weights_only=True`` (no pickled code)."""
+    """The tensor, or dict of field name to tensor or int, of a ``.pt`` capture.
+
+    Only torch.save's zip format is read, with ``weights_only=True``; its storages are the
+    members :func:`zip_members` bounded, and each tensor's flags and strides are checked
+    before anything converts it.
+    """
     import torch
 
-    if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            zip_members(archive, str(path))
+    if not zipfile.is_zipfile(path):
+        raise PageWeaverInputError(f"{path} is not a readable torch file: not torch.save's zip "
+                                   "format (the legacy format is not read)")
+    with zipfile.ZipFile(path) as archive:
+        zip_members(archive, str(path))
     try:
         with warnings.catch_warnings():  # torch's deprecation notes would add lines
             warnings.simplefilter("ignore")
-            return torch.load(path, map_location="cpu", weights_only=True)
+            obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises many types, with several lines of advice
         raise PageWeaverInputError(
             f"{path} is not a readable torch file of tensors ({type(exc).__name__} from "
             "torch.load with weights_only=True)") from None
-
-
-def write_atomically(path, suffix: str, write, protect=()) -> Path:
-    """Write a new file at exactly ``path``, through a temporary file and a rename.
-
-    Parameters
-    ----------
-    path : str or pathlib.Path
-        Where the file goes; it must end in ``suffix`` and must not be a folder.
-    suffix : str
-        The format's suffix, e.g. ``".npy"``.
-    write : callable ``(binary file object) -> None``
-        Writes the content.
-    protect : iterable of path
-        Files that must not be overwritten (the inputs being read).
-
-    Returns
-    -------
-    pathlib.Path
-        The absolute path written.
-    """
-    path = Path(path)
-    if path.suffix.lower() != suffix:
-        raise PageWeaverInputError(f"output {path} must end in {suffix}")
-    if path.is_dir():
-        raise PageWeaverInputError(f"output {path} is a folder, not a {suffix} file name")
-    target = path.resolve()
-    if not target.parent.is_dir():
-        raise PageWeaverInputError(f"output {path}: the folder {target.parent} does not exist")
-    for other in map(Path, protect):
-        if other.resolve() == target or (path.exists() and other.exists()
-                                         and os.path.samefile(other, path)):
-            raise PageWeaverInputError(f"output {path} is the input file {other}; "
-                                       "choose another name")
-    temp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
-    try:
-        with temp.open("xb") as fh:  # same folder (a rename, not a copy); mode from umask
-            write(fh)
-        os.replace(temp, target)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return target
+    if not isinstance(obj, (dict, torch.Tensor)):
+        raise PageWeaverInputError(f"{path} holds a {type(obj).__name__}, not a tensor or dict")
+    values = obj.items() if isinstance(obj, dict) else [("topk", obj)]
+    for key, value in values:
+        if isinstance(value, torch.Tensor):
+            _check_file_tensor(value, f"{path} {key}")
+        elif isinstance(key, str) and not (key == "page_size" and isinstance(value, int)):
+            raise PageWeaverInputError(f"{path} holds a {type(value).__name__} for {key!r}; a "
+                                       ".pt capture holds tensors (and an int page_size)")
+    return obj

@@ -63,6 +63,15 @@ class Grouping:
                             ("capacity", as_capacity(self.capacity))):
             object.__setattr__(self, name, value)
 
+    @staticmethod
+    def check(grouping) -> Grouping:
+        """``grouping`` itself when it is a :class:`Grouping`; otherwise one error line."""
+        if not isinstance(grouping, Grouping):
+            raise PageWeaverInputError(
+                f"grouping must be a Grouping(window, group, capacity, chunk_size), got "
+                f"{type(grouping).__name__} {grouping!r}")
+        return grouping
+
     def with_window(self, window: int) -> Grouping:
         """The same grouping with another window W (validated like a new one)."""
         return dataclasses.replace(self, window=window)

@@ -16,9 +16,12 @@ import numpy as np
 
 INT32_MIN, INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
 INT64_MIN, INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
-MAX_QUERIES = 1 << 24  #: N, query rows of a Top-K array
+# Limits for 30 s and 2 GiB on two cores: canonical rows need ~6 int64 copies of an array.
+MAX_QUERIES = 1 << 22  #: N, query rows of a Top-K array
+MAX_REQUESTS = MAX_QUERIES  #: R, requests (empty ones included)
 MAX_TOPK = 1 << 12  #: K, entries per row
-MAX_ELEMENTS = 1 << 27  #: elements of any array argument (N·K for a Top-K array)
+MAX_TOPK_ELEMENTS = 1 << 24  #: N·K of a Top-K array
+MAX_ELEMENTS = 1 << 27  #: elements of any other array argument (q, k, v, ...)
 MAX_CAPACITY = 1 << 20  #: B, bitmap capacity in pages (the bitmaps have their own limit)
 
 
@@ -32,6 +35,31 @@ def check_elements(shape, name: str, limit: int = MAX_ELEMENTS) -> None:
     if count > limit:
         raise PageWeaverInputError(
             f"{name} has shape {tuple(shape)} = {count:,} elements, more than the limit {limit:,}")
+
+
+def nested_shape(x) -> tuple[int, ...]:
+    """The shape a nested list declares, read along first elements (``[[0] * 4096] * 4096``
+    holds one list 4096 times: counting is free, converting is not)."""
+    shape = []
+    while isinstance(x, (list, tuple)) and len(shape) < 64:
+        shape.append(len(x))
+        x = x[0] if x else None
+    return tuple(shape)
+
+
+def check_tensor(x, name: str) -> None:
+    """A dense, strided ``Tensor`` or ``Parameter`` with data, NumPy can take as it is (meta,
+    nested, sparse, quantized, subclassed, negative- or conjugate-bit tensors are refused)."""
+    kind = type(x).__name__
+    for bad, what in ((kind not in ("Tensor", "Parameter"), f"a {kind} (a tensor subclass)"),
+                      (getattr(x, "is_nested", False), "a nested tensor"),
+                      (str(x.layout) != "torch.strided", f"a {x.layout} tensor"),
+                      (x.is_quantized, "a quantized tensor"), (x.is_meta, "a meta tensor"),
+                      (x.is_neg(), "a tensor with the negative bit set"),
+                      (x.is_conj(), "a tensor with the conjugate bit set")):
+        if bad:
+            raise PageWeaverInputError(f"{name} is {what}; pass a dense tensor")
+    check_elements(x.shape, name)
 
 
 def to_numpy(x, name: str) -> np.ndarray:
@@ -54,20 +82,17 @@ def to_numpy(x, name: str) -> np.ndarray:
     if x is None:
         raise PageWeaverInputError(f"{name} is required but got None")
     if hasattr(x, "detach") and hasattr(x, "layout"):
-        check_elements(x.shape, name)
-        if str(x.layout) != "torch.strided" or x.is_quantized:
-            raise PageWeaverInputError(
-                f"{name} is a {'quantized' if x.is_quantized else str(x.layout)} tensor; "
-                "pass a dense tensor")
+        check_tensor(x, name)
         try:
             x = x.detach().cpu().numpy()
         except TypeError:
             raise PageWeaverInputError(
                 f"{name} has dtype {x.dtype}, which NumPy cannot hold; pass an integer "
                 "or float32/float64 tensor") from None
+    check_elements(nested_shape(x), name)
     try:
         arr = np.asarray(x)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, OverflowError) as exc:
         raise PageWeaverInputError(f"{name} is not an array: {exc}") from None
     check_elements(arr.shape, name)
     return arr
@@ -157,7 +182,7 @@ def check_topk_shape(shape) -> None:
     for what, size, limit in (("N", shape[0], MAX_QUERIES), ("K", shape[1], MAX_TOPK)):
         if size > limit:
             raise PageWeaverInputError(f"topk has {what} = {size:,}, more than the limit {limit:,}")
-    check_elements(shape, "topk")
+    check_elements(shape, "topk", MAX_TOPK_ELEMENTS)
 
 
 def as_topk(topk, num_pages: int | None = None) -> np.ndarray:
@@ -203,10 +228,10 @@ def as_request_offsets(offsets, n: int) -> np.ndarray:
     if offsets is None:
         return np.array([0, n], dtype=np.int64)
     arr = integer_array(offsets, "request_offsets")
-    if arr.ndim != 1 or arr.size < 2:
+    if arr.ndim != 1 or not 2 <= arr.size <= MAX_REQUESTS + 1:
         raise PageWeaverInputError(
-            f"request_offsets must be a 1-D [R+1] array with R >= 1, got shape {arr.shape}"
-        )
+            f"request_offsets must be a 1-D [R+1] array with 1 <= R <= {MAX_REQUESTS:,}, "
+            f"got shape {arr.shape}")
     if arr[0] != 0:
         raise PageWeaverInputError(f"request_offsets must start at 0, got {int(arr[0])}")
     if arr[-1] != n:

@@ -15,6 +15,7 @@ from .inputs import (
     PageWeaverInputError,
     as_int,
     as_topk,
+    check_elements,
     integer_array,
     positive_int,
 )
@@ -105,6 +106,7 @@ def token_support(
     if ids.ndim != 1:
         raise PageWeaverInputError(f"pages must be a flat list of page ids, got {ids.shape}")
     ids = np.unique(ids[ids >= 0])
+    check_elements((len(ids), page_size), "the token support |S_i|·P")
     tokens = (ids[:, None] * page_size + np.arange(page_size)[None, :]).ravel()
     if length is not None:
         tokens = tokens[tokens < as_int(length, "length L_i")]

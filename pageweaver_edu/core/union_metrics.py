@@ -15,7 +15,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from .grouping import Grouping
-from .inputs import as_permutation, as_query_ids, as_request_offsets, positive_int
+from .inputs import (
+    PageWeaverInputError,
+    as_permutation,
+    as_query_ids,
+    as_request_offsets,
+    as_topk,
+    integer_array,
+    positive_int,
+)
 from .supports import canonical_rows
 from .windows import chunk_table, group_table, split_spans
 
@@ -84,7 +92,7 @@ def _distinct_count(keys: np.ndarray, pages: np.ndarray, buckets: int) -> np.nda
     if keys.size == 0:
         return np.zeros(buckets, dtype=np.int64)
     stride = int(pages.max()) + 1
-    if buckets * stride <= _DENSE_CELLS:
+    if buckets * stride <= min(_DENSE_CELLS, 64 * keys.size):  # sparse tables: sort instead
         marks = np.zeros((buckets, stride), dtype=bool)
         marks[keys, pages] = True
         return marks.sum(axis=1, dtype=np.int64)
@@ -269,11 +277,17 @@ def window_visits(topk, perm, grouping: Grouping, request_offsets=None,
     -------
     numpy.ndarray of int64, shape [M]
     """
-    n = np.asarray(topk).shape[0]
+    grouping = Grouping.check(grouping)
+    n = as_topk(topk).shape[0]
     offsets = as_request_offsets(request_offsets, n)
     windows = split_spans(chunk_table(offsets, grouping.chunk_size), grouping.window)
-    sizes = (union_stats(topk, perm, offsets, grouping.group).union_sizes if union_sizes is None
-             else np.asarray(union_sizes))
     starts = group_table(offsets, grouping.group)[:, 0]
+    if union_sizes is None:
+        sizes = union_stats(topk, perm, offsets, grouping.group).union_sizes
+    else:
+        sizes = integer_array(union_sizes, "union_sizes", low=0)
+        if sizes.shape != starts.shape:
+            raise PageWeaverInputError(f"union_sizes must have one entry per group, shape "
+                                       f"{starts.shape}; got {sizes.shape}")
     which = np.searchsorted(windows[:, 0], starts, side="right") - 1
     return np.bincount(which, weights=sizes, minlength=len(windows)).astype(np.int64)

@@ -33,12 +33,30 @@ def chunk_table(request_offsets: np.ndarray, chunk_size: int | None) -> np.ndarr
     numpy.ndarray of int64, shape [C, 2]
         ``[start, end)`` row ranges in order; empty requests contribute no chunk.
     """
-    spans = []
-    for start, end in zip(request_offsets[:-1], request_offsets[1:], strict=True):
-        step = (end - start) if chunk_size is None else chunk_size
-        for s in range(int(start), int(end), max(int(step), 1)):
-            spans.append((s, min(s + int(step), int(end))))
-    return np.array(spans, dtype=np.int64).reshape(-1, 2)
+    spans = np.stack([request_offsets[:-1], request_offsets[1:]], axis=1).astype(np.int64)
+    if chunk_size is None:
+        return spans[spans[:, 1] > spans[:, 0]].reshape(-1, 2)
+    return split_spans(spans, chunk_size)
+
+
+def span_pieces(spans: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`split_spans` and, for every piece, the index of the span it comes from.
+
+    Returns
+    -------
+    pieces : numpy.ndarray of int64, shape [M, 2]
+    owner : numpy.ndarray of int64, shape [M]
+    """
+    width = positive_int(width, "width")
+    spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+    starts, ends = spans[:, 0], spans[:, 1]
+    counts = np.maximum(-(-(ends - starts) // width), 0)  # an empty span has no piece
+    owner = np.repeat(np.arange(len(spans)), counts)
+    first = np.cumsum(counts) - counts
+    within = np.arange(int(counts.sum())) - np.repeat(first, counts)
+    piece_starts = starts[owner] + within * width
+    pieces = np.stack([piece_starts, np.minimum(piece_starts + width, ends[owner])], axis=1)
+    return pieces.reshape(-1, 2), owner
 
 
 def split_spans(spans: np.ndarray, width: int) -> np.ndarray:
@@ -54,13 +72,28 @@ def split_spans(spans: np.ndarray, width: int) -> np.ndarray:
     numpy.ndarray of int64, shape [M, 2]
         The pieces in order; the last piece of a span may be short.
     """
-    width = positive_int(width, "width")
-    pieces = [
-        (s, min(s + width, int(end)))
-        for start, end in spans
-        for s in range(int(start), int(end), width)
-    ]
-    return np.array(pieces, dtype=np.int64).reshape(-1, 2)
+    return span_pieces(spans, width)[0]
+
+
+def span_max(values: np.ndarray, spans: np.ndarray) -> np.ndarray:
+    """The largest of ``values[start:end]`` for every non-empty ``[start, end)`` span.
+
+    Parameters
+    ----------
+    values : numpy.ndarray of int64, shape [N]
+    spans : numpy.ndarray of int64, shape [S, 2]
+        Non-empty spans inside ``0 .. N``.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape [S]
+    """
+    if len(spans) == 0:
+        return np.zeros(0, dtype=np.int64)
+    padded = np.append(values, values.min(initial=0))  # ``end`` may be N: one more entry
+    # reduceat over [s0, e0, s1, e1, ...]: the even entries are the spans, the odd ones the
+    # gaps between them (ignored)
+    return np.maximum.reduceat(padded, spans.reshape(-1))[::2]
 
 
 def fallback_chunks(
@@ -91,16 +124,13 @@ def fallback_chunks(
     numpy.ndarray of bool, shape [C]
     """
     capacity = as_capacity(capacity)
-    row_max = canonical.max(axis=1, initial=-1)
     out = np.zeros(len(chunks), dtype=bool)
-    for c, (start, end) in enumerate(chunks):
-        if end <= start:
-            continue
-        needs_pages = int(row_max[start:end].max()) + 1
-        if lengths is not None:
-            max_len = int(lengths[start:end].max())
-            needs_pages = max(needs_pages, -(-max_len // page_size))
-        out[c] = needs_pages > capacity
+    real = chunks[:, 1] > chunks[:, 0]
+    needs_pages = span_max(canonical.max(axis=1, initial=-1), chunks[real]) + 1
+    if lengths is not None:
+        by_length = -(-span_max(lengths, chunks[real]) // page_size)
+        needs_pages = np.maximum(needs_pages, by_length)
+    out[real] = needs_pages > capacity
     return out
 
 
@@ -199,10 +229,8 @@ class WindowTable:
 
 
 def _cut(canonical, request_offsets, chunks, chunk_fallback, grouping: Grouping) -> WindowTable:
-    pieces = [split_spans(span[None, :], grouping.window) for span in chunks]
-    flags = [np.full(len(cut), flag) for cut, flag in zip(pieces, chunk_fallback, strict=True)]
-    windows = np.concatenate(pieces) if pieces else np.zeros((0, 2), dtype=np.int64)
-    fallback = np.concatenate(flags) if flags else np.zeros(0, dtype=bool)
+    windows, owner = span_pieces(chunks, grouping.window)
+    fallback = np.asarray(chunk_fallback, dtype=bool)[owner]
     return WindowTable(canonical, request_offsets, chunks, chunk_fallback, windows, fallback,
                        grouping)
 
@@ -228,6 +256,7 @@ def window_table(topk, grouping: Grouping, *, request_offsets=None, lengths=None
     -------
     WindowTable
     """
+    grouping = Grouping.check(grouping)
     page_size = positive_int(page_size, "page_size P")
     canonical = canonical_rows(topk)
     n = canonical.shape[0]

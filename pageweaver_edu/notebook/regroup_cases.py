@@ -21,7 +21,14 @@ import plotly.graph_objects as go
 from ..core.grouping import Grouping
 from ..core.inputs import as_positions, as_request_offsets, positive_int
 from ..core.union_metrics import union_stats
-from ..core.windows import WindowTable, chunk_table, group_table, split_spans, window_table
+from ..core.windows import (
+    WindowTable,
+    chunk_table,
+    group_table,
+    span_max,
+    split_spans,
+    window_table,
+)
 from ..regroup.bitmap import regroup_table, window_bitmaps
 from .exercises import Exercise, show_set
 from .style import style
@@ -125,20 +132,22 @@ def fallback_report(topk, grouping: Grouping, *, request_offsets=None, lengths=N
     """
     table = window_table(topk, grouping, request_offsets=request_offsets, lengths=lengths,
                          page_size=page_size)
-    rows = table.canonical
-    lens = as_positions(lengths, rows.shape[0], "lengths")
+    lens = as_positions(lengths, table.canonical.shape[0], "lengths")
+    chunks = table.chunks
+    by_id = span_max(table.canonical.max(axis=1, initial=-1), chunks) + 1
+    by_len = None if lens is None else -(-span_max(lens, chunks) // page_size)
+    owner = np.searchsorted(chunks[:, 0], table.windows[:, 0], side="right") - 1
     out = []
-    for (start, end), fallback in zip(table.windows, table.fallback, strict=True):
-        chunk = next(c for c in table.chunks if c[0] <= start < c[1])
-        need = int(rows[chunk[0]:chunk[1]].max(initial=-1)) + 1
+    for (start, end), fallback, c in zip(table.windows, table.fallback, owner, strict=True):
+        need = int(by_id[c])
         why = f"largest page id {need - 1}"
-        if lens is not None:
-            by_len = -(-int(lens[chunk[0]:chunk[1]].max()) // page_size)
-            why += f", ceil(max L_i / P) = {by_len}"
-            need = max(need, by_len)
+        if by_len is not None:
+            why += f", ceil(max L_i / P) = {int(by_len[c])}"
+            need = max(need, int(by_len[c]))
         verdict = (f"identity (needs {need} pages > B = {grouping.capacity})" if fallback
                    else "regrouped")
-        out.append(f"window [{start}, {end}) in chunk [{chunk[0]}, {chunk[1]}): {why} → {verdict}")
+        out.append(f"window [{start}, {end}) in chunk [{chunks[c, 0]}, {chunks[c, 1]}): {why} "
+                   f"→ {verdict}")
     return out
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..core.inputs import as_int, positive_int
+
 
 def partial_bytes(
     partials: int, heads: int = 16, dim: int = 128, out_bytes: int = 4, lse_bytes: int = 4
@@ -22,7 +24,10 @@ def partial_bytes(
     int
         Bytes.
     """
-    return int(partials) * (heads * dim * out_bytes + heads * lse_bytes)
+    partials, out_bytes, lse_bytes = (as_int(x, name) for x, name in (
+        (partials, "partials"), (out_bytes, "out_bytes"), (lse_bytes, "lse_bytes")))
+    heads, dim = positive_int(heads, "heads H"), positive_int(dim, "dim D")
+    return partials * (heads * dim * out_bytes + heads * lse_bytes)
 
 
 def traffic_model(n: int, union_visits: int, stats: dict, heads: int = 16, dim: int = 128,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.bitmap import bitmap_words, bitmaps_from_canonical
+from ..core.budget import check_regroup_work
 from ..core.grouping import Grouping
 from ..core.windows import WindowTable, window_table
 
@@ -171,6 +172,7 @@ def regroup_table(table: WindowTable, bits: np.ndarray | None = None) -> np.ndar
     todo = table.regrouped_windows
     if len(todo) == 0:
         return perm
+    check_regroup_work(table, [table.grouping.window])
     if bits is None:
         bits = window_bitmaps(table.canonical, todo)
     return fill_windows(perm, bits, todo, table.group)

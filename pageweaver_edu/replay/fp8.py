@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.attention import reference_attention
+from ..core.attention import reference_attention, softmax_scale
 from ..core.inputs import PageWeaverInputError, as_positions
 from ..core.supports import canonical_rows
 
@@ -274,8 +274,13 @@ def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale
         if pos is not None:
             limit = np.minimum(limit, pos + plus)
     limit = torch.from_numpy(limit)
-    sm = (qb.shape[2] ** -0.5 if scale is None else scale) * 2.0**-q_exp
-    scale_log2 = float(np.float32(sm * np.log2(np.e)))  # the kernel's float argument
+    sm = softmax_scale(scale, qb.shape[2]) * 2.0**-q_exp
+    with np.errstate(over="ignore"):
+        scale_log2 = float(np.float32(sm * np.log2(np.e)))  # the kernel's float argument
+    if not (scale_log2 > 0 and np.isfinite(scale_log2)):
+        raise PageWeaverInputError(
+            f"scale {scale!r} gives the float32 exponent scale {scale_log2!r}: the FP8 kernel "
+            "needs a positive scale whose scale·log2(e) is a finite float32")
     outs = []
     for h in range(h_kv):
         rows = torch.from_numpy(canonical_rows(topk[h]))
@@ -288,6 +293,9 @@ def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale
             p_shift=p_shift, q_rowscale=q_rowscale, descending=descending, lazy_tau=lazy_tau,
             p8_sums=p8_sums, operands=operands))
     out = torch.cat(outs, dim=1)
+    if not bool(torch.isfinite(out).all()):
+        raise PageWeaverInputError(f"scale {scale!r} makes the FP32 scores overflow: the output "
+                                   "is not finite")
     return out.to(torch.bfloat16) if bf16_out else out
 
 

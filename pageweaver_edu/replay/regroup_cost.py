@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.bitmap import bitmap_words
-from ..core.inputs import positive_int
+from ..core.inputs import as_int, positive_int
 from .regroup_cta import SHUFFLE_OFFSETS, WARP
 
 
@@ -66,7 +66,8 @@ def regroup_cost(queries: int, window: int, capacity: int = 512) -> RegroupCost:
     >>> (c.windows, c.word_ops, c.serial_rounds)
     (120, 31277056, 128)
     """
-    n, w, words = int(queries), positive_int(window, "window W"), bitmap_words(capacity)
+    n, w = as_int(queries, "queries N"), positive_int(window, "window W")
+    words = bitmap_words(capacity)
     rounds = min(w, n)
     n_warps = -(-w // WARP)
     return RegroupCost(n, w, words, -(-n // w), n * w * words, rounds, 2 * rounds,

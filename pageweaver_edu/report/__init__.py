@@ -13,5 +13,6 @@ Everything but :mod:`.command` needs plotly (the ``report`` extra), so nothing i
 here: ``pageweaver analyze`` and the other subcommands start without it.
 """
 
+SUFFIXES = (".html", ".htm")  #: what a report's file name may end in
 #: The windows every report regroups at (the paper's W64 / W128 and chapter 08's W512).
 REPORT_WINDOWS = (64, 128, 512)

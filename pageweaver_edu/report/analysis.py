@@ -15,15 +15,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.budget import check_regroup_work, check_scan_work
 from ..core.capture import Capture
 from ..core.grouping import Grouping
+from ..core.inputs import PageWeaverInputError
 from ..core.progress import progress
 from ..core.supports import support_sizes
 from ..core.union_metrics import UnionStats, union_stats, window_visits
 from ..core.windows import WindowTable, window_table
-from ..notebook.regroup_cases import fallback_report, window_curve
+from ..notebook.regroup_cases import doubling_windows, fallback_report, window_curve
 from ..regroup.bitmap import regroup_table
 from . import REPORT_WINDOWS
+
+MAX_REPORT_CHUNKS = 1 << 16  #: (request, chunk) pairs a report lists, one by one
+CURVE_LARGEST = 512  #: the ρ_Q curve runs W = g, 2g, 4g, … up to 512 (or g when g is larger)
 
 
 @dataclass
@@ -64,6 +69,7 @@ class CaptureAnalysis:
     curve: dict
     chunks: list[dict] = field(default_factory=list)
     fallback_lines: list[str] = field(default_factory=list)
+    _gains: list[dict] | None = field(default=None, repr=False)
 
     @property
     def group(self) -> int:
@@ -80,18 +86,24 @@ class CaptureAnalysis:
 
     def request_gains(self) -> list[dict]:
         """The chunks' union visits added up per request: ``request``, ``queries``,
-        ``chunks``, ``fallback_chunks`` and ``visits`` (ordering -> union visits)."""
-        out: dict[int, dict] = {}
-        for c in self.chunks:
-            r = out.setdefault(c["request"], {"request": c["request"], "queries": 0, "chunks": 0,
-                                              "fallback_chunks": 0,
-                                              "visits": dict.fromkeys(self.perms, 0)})
-            r["queries"] += c["end"] - c["start"]
-            r["chunks"] += 1
-            r["fallback_chunks"] += int(c["fallback"])
-            for key, v in c["visits"].items():
-                r["visits"][key] += v
-        return list(out.values())
+        ``chunks``, ``fallback_chunks`` and ``visits`` (ordering -> union visits); computed
+        once (the page and the summary both list them)."""
+        if self._gains is None:
+            self._gains = self._sum_per_request() if self.chunks else []
+        return self._gains
+
+    def _sum_per_request(self) -> list[dict]:
+        columns = {"queries": [c["end"] - c["start"] for c in self.chunks],
+                   "chunks": [1] * len(self.chunks),
+                   "fallback_chunks": [int(c["fallback"]) for c in self.chunks]}
+        columns |= {key: [c["visits"][key] for c in self.chunks] for key in self.perms}
+        requests, first = np.unique([c["request"] for c in self.chunks], return_index=True)
+        sums = {k: np.add.reduceat(np.asarray(v, dtype=np.int64), first).tolist()
+                for k, v in columns.items()}  # the chunks come in request order
+        return [{"request": int(r), "queries": sums["queries"][i], "chunks": sums["chunks"][i],
+                 "fallback_chunks": sums["fallback_chunks"][i],
+                 "visits": {key: sums[key][i] for key in self.perms}}
+                for i, r in enumerate(requests)]
 
 
 def analyze_capture(capture: Capture, source: str = "capture", *, group: int = 8,
@@ -119,6 +131,15 @@ def analyze_capture(capture: Capture, source: str = "capture", *, group: int = 8
     groupings = [Grouping(int(w), group, capacity, chunk_size) for w in windows]
     table = window_table(capture.topk, Grouping(group, group, capacity, chunk_size),
                          **capture.regroup_kwargs())
+    if table.canonical.shape[0] == 0:
+        raise PageWeaverInputError("the capture has no query rows (N = 0): nothing to report")
+    if len(table.chunks) > MAX_REPORT_CHUNKS:
+        raise PageWeaverInputError(
+            f"the report lists every (request, chunk): {len(table.chunks):,} is more than the "
+            f"limit {MAX_REPORT_CHUNKS:,}; use pageweaver analyze, or a larger --chunk-size")
+    curve_windows = doubling_windows(group, max(CURVE_LARGEST, group))
+    check_scan_work(capture.topk.size, 4 + len(groupings) + len(curve_windows), "the report")
+    check_regroup_work(table, [g.window for g in groupings] + curve_windows, "the report")
     rows, offsets = table.canonical, table.request_offsets
     perms: dict = {"original": None}
     ms: dict[str, float] = {}
@@ -133,7 +154,8 @@ def analyze_capture(capture: Capture, source: str = "capture", *, group: int = 8
             bar.update()
         stats = {k: union_stats(rows, p, offsets, group) for k, p in perms.items()}
         bar.set_postfix_str("ρ_Q per W")
-        curve = window_curve(table, perms={g.window: perms[f"W{g.window}"] for g in groupings})
+        curve = window_curve(table, curve_windows,
+                             perms={g.window: perms[f"W{g.window}"] for g in groupings})
         bar.update()
         chunks = _chunk_gains(table, stats)
         lines = _fallback_lines(capture, table)

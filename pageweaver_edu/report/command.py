@@ -12,9 +12,8 @@ from pathlib import Path
 
 from ..core.capture import load_capture
 from ..core.inputs import PageWeaverInputError
-from . import REPORT_WINDOWS
-
-SUFFIXES = (".html", ".htm")
+from ..core.outputs import check_output
+from . import REPORT_WINDOWS, SUFFIXES
 
 
 def add_arguments(parser) -> None:
@@ -25,18 +24,9 @@ def add_arguments(parser) -> None:
 
 
 def check_out(capture_path, out) -> Path:
-    """The output path, or a one-line :class:`PageWeaverInputError`."""
-    out = Path(out)
-    if out.suffix.lower() not in SUFFIXES:
-        raise PageWeaverInputError(f"--out must end in .html, got {out.name}")
-    src = Path(capture_path)
-    if out.exists() and src.exists() and out.resolve() == src.resolve():
-        raise PageWeaverInputError(f"--out {out} is the capture itself; refusing to overwrite it")
-    if out.is_dir():
-        raise PageWeaverInputError(f"--out {out} is a folder")
-    if not out.parent.is_dir():
-        raise PageWeaverInputError(f"--out: folder {out.parent} does not exist")
-    return out
+    """The output path (:func:`~pageweaver_edu.core.outputs.check_output`'s rules, the
+    capture protected), or a one-line :class:`PageWeaverInputError`."""
+    return check_output(out, SUFFIXES, protect=[capture_path])[0]
 
 
 def run(args, windows: list[int]) -> dict:
@@ -54,7 +44,7 @@ def run(args, windows: list[int]) -> dict:
                                capacity=args.capacity, chunk_size=args.chunk_size,
                                windows=windows, quiet=args.json)
     est = time_estimate(analysis)
-    write_atomic(out, build_page(analysis, est))
+    out = write_atomic(out, build_page(analysis, est), protect=[args.capture])
     summary = analysis_summary(analysis)
     summary["out"] = str(out)
     summary["estimate"] = None if est is None else {

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import datetime
 import html
-import os
-import tempfile
 from importlib import metadata
 from pathlib import Path
 
@@ -19,7 +17,8 @@ import numpy as np
 import plotly
 import plotly.io as pio
 
-from . import figures
+from ..core.outputs import write_atomically
+from . import SUFFIXES, figures
 from .analysis import CaptureAnalysis
 
 CSS = """
@@ -148,18 +147,7 @@ def build_page(a: CaptureAnalysis, est: dict | None) -> str:
             f"</p>{body}</body></html>")
 
 
-def write_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as open() would have made it, not mkstemp's 0600
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+def write_atomic(path, text: str, protect=()) -> Path:
+    """Write ``text`` (UTF-8) at ``path`` through a temporary file in the same folder and a
+    rename (:func:`~pageweaver_edu.core.outputs.write_atomically`: its path rules)."""
+    return write_atomically(path, SUFFIXES, lambda fh: fh.write(text.encode("utf-8")), protect)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.capture import Capture
-from ..core.inputs import PageWeaverInputError, positive_int
+from ..core.inputs import PageWeaverInputError, check_elements, finite_float, positive_int
 
 
 def _nonneg_int(value, name: str) -> int:
@@ -178,7 +178,9 @@ def capture_like_workload(
     t, memory = _nonneg_int(topic_pages, "topic_pages"), positive_int(memory, "memory")
     if k < 3 + t:
         raise PageWeaverInputError(f"k = {k} must be >= 3 + topic_pages = {3 + t}")
-    if not 0.0 <= float(drift) <= max(t, 1):
+    check_elements((n, k), "the workload's topk")
+    drift, run_mean = finite_float(drift, "drift"), finite_float(run_mean, "run_mean")
+    if not 0.0 <= drift <= max(t, 1):
         raise PageWeaverInputError(f"drift must lie in [0, topic_pages = {t}], got {drift!r}")
     if not float(run_mean) >= 1.0:
         raise PageWeaverInputError(f"run_mean must be >= 1, got {run_mean!r}")

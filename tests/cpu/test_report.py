@@ -168,13 +168,13 @@ def test_report_progress_shows_only_when_asked(tmp_path):
 @pytest.mark.parametrize(
     ("make", "args", "message"),
     [
-        ("g3", ["--out", "{d}/r.txt"], "--out must end in .html"),
+        ("g3", ["--out", "{d}/r.txt"], "must end in .html"),
         ("g3", ["--out", "{d}/no-such-dir/r.html"], "does not exist"),
         ("g3", ["--out", "{d}"], "must end in .html"),
         ("g3", ["--out", "{d}/r.html", "--windows", "12"], "not a multiple of the group size"),
         ("g3", ["--out", "{d}/r.html", "--windows", "6,x"], "--windows must be integers"),
         ("missing", ["--out", "{d}/r.html"], "not found"),
-        ("html", ["--out", "{src}"], "is the capture itself"),
+        ("html", ["--out", "{src}"], "is the input file"),
     ],
 )
 def test_report_bad_input(tmp_path, make, args, message):

@@ -18,11 +18,11 @@
 //       (union8ws_mainloop_*.cuh), then its epilogue (union8ws_epilogue.cuh).
 //
 // One page step of a consumer (Mainloop::step, fast FP8 with PW_WS_OVERLAP; page k is cur,
-// page k + 1 is nxt; both issued wgmma groups run in order on the tensor cores):
+// page k + 1 is nxt; both started wgmma groups run in order on the tensor cores):
 //
 //   walk    next(): wait ① of k + 1, read its metadata (a stage none of my warps sees: ② at once)
 //   tensor  [ S = Q8 K8^T (k+1) ][ O_p dims 0..63 (k) ]        [ O_p dims 64..127 (k) ]
-//   CUDA    issue both | softmax A (k+1): m', a, p cols 0..63 | fold 0 | issue | softmax B
+//   CUDA    start both | softmax A (k+1): m', a, p cols 0..63 | fold 0 | start | softmax B
 //                      ^ wait S                      wait O_p ^              (k+1): p cols
 //                                                                            64..127, l
 //           | fold 1: O = fma(O, a, O_p) | ② of k

@@ -19,7 +19,7 @@
 //   step(ring, cur, f, nxt, f_nxt)  PV of cur (f) and S + softmax of nxt (into f_nxt)
 //   last(ring, cur, f)              PV of the group's last working page
 //   store(a, qid, head)             the epilogue of my warp's query
-// The walk converges the warp before each call that issues a wgmma (.aligned) and releases
+// The walk converges the warp before each call that starts a wgmma (.aligned) and releases
 // the stage of cur after step and last.
 #pragma once
 

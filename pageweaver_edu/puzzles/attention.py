@@ -199,4 +199,4 @@ def _union_run(launch, case: Case) -> str | None:
 
 
 UNION_KERNEL = Puzzle(8, "a mini Union kernel", UNION, UNION_STARTER, "p8_union_group.cu",
-                      _union_cases, _union_run, ("union8ws.cu", "ws-consumer-walk"))
+                      _union_cases, _union_run, ("union8ws_ring.cuh", "ws-consumer-walk"))

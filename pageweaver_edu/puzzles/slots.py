@@ -250,4 +250,4 @@ WS_RING = Puzzle(9, "the warp-specialized ring: skip, but release",
                  Kernel("slot_ring", RING_PARAMS, ring_prelude(4), RING_HARNESS),
                  WS_STARTER, "p9_ws_ring.cu", _ws_cases,
                  lambda launch, case: _ring_run(launch, case, 4),
-                 ("union8ws.cu", "ws-loader-page"))
+                 ("union8ws_ring.cuh", "ws-loader-page"))

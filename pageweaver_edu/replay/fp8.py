@@ -34,98 +34,20 @@ separately.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..core.attention import reference_attention, softmax_scale
 from ..core.inputs import PageWeaverInputError, as_positions
 from ..core.supports import canonical_rows
+from .e4m3 import E4M3_MAX, Fp8KV, amax_scale, quantize_kv, quantize_q_rows, to_e4m3, two_level
 
-E4M3_MAX = 448.0
+#: Re-exported from :mod:`.e4m3` (the number format), where the readers of this module find them.
+__all__ = ["E4M3_MAX", "HEADS", "OPERANDS", "P_SCALE_LOG2", "Fp8KV", "fp8_union_attention",
+           "nrms", "quantize_kv", "quantize_q_rows", "reference_on_cache", "to_e4m3", "two_level"]
+
 P_SCALE_LOG2 = 8  # probabilities are scaled by 2^8 before the E4M3 conversion
 HEADS, PAGE, DIM = 16, 128, 128
 OPERANDS = ("e4m3", "two_level", "bf16")  # the A operands of QK and PV (fp8_union_attention)
-
-
-def to_e4m3(x):
-    """Round float32 ``x`` to E4M3 (nearest even, saturating at ±448, like ``cvt.rn.satfinite``)."""
-    import torch
-
-    return x.float().clamp(-E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn)
-
-
-def _amax_scale(amax):
-    """(multiplier 448/amax, dequantization scale amax/448), both 0 where amax == 0 (FP32)."""
-    import torch
-
-    amax = amax.float()
-    nz = amax > 0
-    inv = torch.where(nz, torch.tensor(E4M3_MAX) / torch.where(nz, amax, 1.0), 0.0)
-    return inv, amax / torch.tensor(E4M3_MAX)
-
-
-@dataclass
-class Fp8KV:
-    """An FP8 E4M3 KV cache in logical layout: ``k8``/``v8`` ``[pages, H, P, D]`` float8_e4m3fn
-    and one float32 scale per KV head (``k = k8 * k_scale[h]``)."""
-
-    k8: object
-    v8: object
-    k_scale: object
-    v_scale: object
-
-    @property
-    def heads(self) -> int:
-        """H, KV heads."""
-        return int(self.k8.shape[1])
-
-    def dequantized(self, h: int):
-        """(k, v) of KV head ``h`` as float64 ``[pages, P, D]``."""
-        return (self.k8[:, h].double() * float(self.k_scale[h]),
-                self.v8[:, h].double() * float(self.v_scale[h]))
-
-
-def quantize_kv(k, v) -> Fp8KV:
-    """Quantize K/V to E4M3 with one scale ``amax / 448`` per KV head.
-
-    Parameters
-    ----------
-    k, v : torch.Tensor of float, shape [pages, H, P, D] or [pages, P, D]
-        On the CPU or a GPU; the result stays on that device.
-
-    Returns
-    -------
-    Fp8KV
-    """
-    import torch
-
-    if k.dim() == 3:
-        k, v = k.unsqueeze(1), v.unsqueeze(1)
-    if k.dim() != 4 or k.shape != v.shape:
-        raise PageWeaverInputError(f"k/v must be [pages, H, P, D]; got {tuple(k.shape)}, "
-                                   f"{tuple(v.shape)}")
-    out = []
-    for x in (k, v):
-        amax = x.detach().abs().float().amax(dim=(0, 2, 3))
-        inv, scale = _amax_scale(amax)
-        out += [to_e4m3(x.float() * inv[None, :, None, None]), scale.to(torch.float32)]
-    return Fp8KV(out[0], out[2], out[1], out[3])
-
-
-def quantize_q_rows(q):
-    """Per (query, head) row E4M3 quantization of ``q`` ``[..., D]`` as the kernel does it:
-    returns (``q8`` float8_e4m3fn, ``q_scale`` float32 ``[...]``) with ``q ≈ q8 * q_scale``."""
-    x = q.float()
-    inv, scale = _amax_scale(x.abs().amax(dim=-1))
-    return to_e4m3(x * inv[..., None]), scale
-
-
-def two_level(x):
-    """``e4m3(x) + e4m3(x - e4m3(x))`` of float32 ``x`` as float32 (exact: the two parts share
-    no bits), the value a high and a low E4M3 operand multiply together."""
-    hi = to_e4m3(x).float()
-    return hi + to_e4m3(x.float() - hi).float()
 
 
 def _round_p(p, operands: str):
@@ -150,7 +72,7 @@ def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32
     if q_fp8 and operands == "bf16":  # BF16 operands: Q exactly as read
         qv, qs = q.to(dt), torch.ones(q.shape[:2], dtype=dt)
     elif q_fp8 and q_rowscale and operands == "two_level":
-        inv, qs = _amax_scale(q.float().abs().amax(dim=-1))
+        inv, qs = amax_scale(q.float().abs().amax(dim=-1))
         qv, qs = two_level(q.float() * inv[..., None]).to(dt), qs.to(dt)
     elif q_fp8 and q_rowscale:
         q8, qs = quantize_q_rows(q)

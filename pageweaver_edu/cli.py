@@ -110,7 +110,8 @@ def format_analysis(report: dict) -> str:
             f"{'n/a' if rho is None else f'{rho:.3f}':>8}{report['c4'][key]:>10,}"
             f"{'' if ms is None else f'{ms:.1f}':>9}"
         )
-    lines.append(f"(g = {report['group']}; union visits = Σ_G |U_G|, C4 = four-slot half rounds)")
+    lines.append(f"(g = {report['group']}; union visits = Σ_G |U_G|, "
+                 "C4 = page rounds of the four-query halves)")
     return "\n".join(lines)
 
 

@@ -58,8 +58,8 @@ def waterfall_figure(medians: dict, where: str) -> go.Figure:
     """Figure 6's accounting, S_net = S_exec − C_online: ours (``medians`` of the complete
     calls, measured ``where``) beside the paper's."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=(
-        f"ours: BF16 Union8, cap64k, W128 ({where.split(':')[0]})",
-        "paper: FP8 Union8, L43/r1, W128"))
+        f"ours: BF16 cluster kernel, cap64k, W128 ({where.split(':')[0]})",
+        "paper: its FP8 Union8 kernel, L43/r1, W128 (Fig. 6)"))
     fig.add_trace(waterfall_trace(*(medians[name] for name in CALL_ROWS)), 1, 1)
     fig.add_trace(waterfall_trace(*PAPER_CALLS_US.values()), 1, 2)
     fig.update_layout(showlegend=False)
@@ -122,7 +122,7 @@ def _orderings_figure(points: dict, presets) -> go.Figure:
         fig.add_scatter(x=[None], y=[None], mode="markers", name=label,
                         legendgroup="orderings", legendgrouptitle_text="ordering (marker)",
                         marker={"symbol": symbol[key], "size": 10, "color": "#636363"})
-    style(fig, "Union8 complete-call time vs union visits (recorded, H200, 1 KV head)",
+    style(fig, "BF16 cluster kernel: complete-call time vs union visits (H200, 1 KV head)",
           "union visits Σ|U_G|", "median time (µs)", height=460, legend_rows=0,
           subtitle="colour and dotted line: the preset (named at its original order); "
                    "marker: the ordering; exact values in the table below")

@@ -135,7 +135,7 @@ def online_waterfalls(stem: str = FP8_STEM, window: int = 128) -> go.Figure | No
     fig.add_trace(waterfall_trace(t0, tf, after, 1), 1, 2)
     fig.update_layout(showlegend=False)
     fig.update_yaxes(rangemode="normal")
-    return style(fig, f"union8ws FP8, {rec['workload']}, W{window}: one run "
+    return style(fig, f"warp-specialized kernel, {rec['workload']}, W{window}: one run "
                       f"({rec['date'][:10]}, commit {rec['commit']})", "term of eq. 7",
                  "time (µs)", height=420)
 

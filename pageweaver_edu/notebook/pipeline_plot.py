@@ -140,7 +140,7 @@ def _title(res: SimResult, window=None) -> tuple[str, str]:
         mode = "DEADLOCK (a skipping CTA never releases)"
     else:
         mode = "correct protocol"
-    title = f"Union8 pipeline, {res.n_slots} KV slots per CTA: {mode}"
+    title = f"cluster kernel pipeline, {res.n_slots} KV slots per CTA: {mode}"
     lo, hi, _, _ = _window(res, window)
     shown = "" if (lo, hi) == (0, len(res.flags)) else (
         f"union indices k = {lo}–{hi - 1} of {len(res.flags)} shown · ")

@@ -248,5 +248,6 @@ def time_estimate(analysis, records: dict | None = None, live=None) -> dict | No
 #: Chapter 13's live cell: the estimate for a capture (``ESTIMATE.run(analysis=a)``). On a GPU
 #: the regroup kernel runs on the capture, is checked against the CPU π and timed; on a CPU
 #: the recorded C_online stands in.
-ESTIMATE = LiveKernel("Union8 time estimate (GPU regroup of this capture, kernels/regroup.cu)",
+ESTIMATE = LiveKernel("warp-specialized kernel time estimate "
+                      "(GPU regroup of this capture, kernels/regroup.cu)",
                       greedy_regroup, RECORD_STEMS, _estimate_recorded, _estimate_live)

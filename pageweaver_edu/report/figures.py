@@ -69,7 +69,7 @@ def visits_c4_figure(a: CaptureAnalysis) -> go.Figure:
     keys = list(a.stats)
     fig = go.Figure()
     for j, (name, attr) in enumerate((("union visits Σ|U<sub>G</sub>|", "union_visits"),
-                                      ("C4 (four-slot half rounds)", "c4"))):
+                                      ("C4 (page rounds of the four-query halves)", "c4"))):
         ys = [getattr(a.stats[k], attr) for k in keys]
         text = [f"{y:,}" if k == "original" else f"{y:,}<br>{_pct(y, ys[0])}"
                 for k, y in zip(keys, ys, strict=True)]

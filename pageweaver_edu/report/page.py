@@ -143,7 +143,7 @@ def build_page(a: CaptureAnalysis, est: dict | None) -> str:
             f"<script type='text/javascript'>{plotly.offline.get_plotlyjs()}</script></head>"
             f"<body><h1>PageWeaver report: {name}</h1><p class='meta'>pageweaver_edu "
             f"{version}, {when}; arXiv:2610.11201. Union visits Σ|U<sub>G</sub>| are the "
-            "pages a Union8 cluster walks; C4 the page rounds of its two four-slot halves."
+            "pages a group walks; C4 the page rounds of its two four-query halves."
             f"</p>{body}</body></html>")
 
 

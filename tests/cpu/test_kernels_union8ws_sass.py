@@ -1,13 +1,21 @@
 """Every build of the warp-specialized Union8 (kernels/union8ws.cu) compiles for sm_90a within
-its register budget: a CPU-only SASS check.
+its register budget and launches with the registers of its split: a CPU-only SASS check.
 
 Each build the front end can ask for (``fp8_build_options`` of ``pageweaver_edu.gpu.union8ws``:
-the fast mode, its measured alternatives, the accurate mode, the serial schedule and the timing
-ablations; the BF16 entry comes with every build) is compiled and disassembled. Per entry:
-no stack, no spills, no local memory; the warpgroups resize their registers (``setmaxnreg``) and
-no instruction names a register at or above the consumers' budget (``kConsumerRegs``); the FP8
-entry multiplies on FP8 tensor cores (QGMMA E4M3; no HGMMA outside the timing ablations) unless
-the build drops the products, the BF16 entry on BF16 ones.
+the fast mode, its measured alternatives, the accurate mode, the serial schedule, the timing
+ablations, and a two-stage ring; the BF16 entry comes with every build) is compiled once and
+disassembled. Per entry: no stack, no spills, no local memory; the warpgroups resize their
+registers (``setmaxnreg``) and no instruction names a register at or above the consumers'
+budget (``kConsumerRegs``); the FP8 entry multiplies on FP8 tensor cores (QGMMA E4M3; no HGMMA
+outside the timing ablations) unless the build drops the products, the BF16 entry on BF16 ones.
+
+The register split: the kernel launches 384 threads with the registers ptxas gives the entry
+(R per thread); the producer warpgroup lowers itself to ``kProducerRegs`` with
+``setmaxnreg.dec`` and the two consumer warpgroups raise themselves to ``kConsumerRegs`` with
+``setmaxnreg.inc``, which waits until the pool has the registers. The pool has them only when
+128 (R - producer) >= 256 (consumer - R), so R must be at least 168: below it the consumers
+would wait forever. The front end refuses such a build at load time
+(``Fp8WsUnionAttention.kernel``); this test keeps every build from getting there.
 """
 
 from __future__ import annotations
@@ -16,52 +24,84 @@ import re
 
 import pytest
 
-from pageweaver_edu.gpu.union8ws import ABLATIONS, fp8_build_options
+from pageweaver_edu.gpu.union8ws import (
+    ABLATIONS,
+    CONSUMER_REGS,
+    PRODUCER_REGS,
+    SLOTS,
+    fp8_build_options,
+    min_entry_registers,
+)
 from tests.helpers.sass_tools import KERNELS, compile_cubin, ptxas_resources, sass_functions
 
-SOURCE = KERNELS / "union8ws.cu"
+SOURCES = (KERNELS / "union8ws.cu", KERNELS / "union8ws_shared.cuh")
+ENTRIES = ("union8ws_fp8", "union8ws_bf16")
 BUILDS = {
     "fast": {},
     "tc_sum": {"tc_sum": True},
     "lazy": {"lazy": True},
     "lazy_tc_sum": {"lazy": True, "tc_sum": True},
     "serial": {"overlap": False},
+    "serial_two_stages": {"overlap": False, "slots": 2},
     "accurate": {"accurate": True},
     **{f"ablate_{a}": {"ablate": a} for a in ABLATIONS if a != "full"},
 }
 NO_PRODUCTS = {"ablate_no_mma", "ablate_ring_only"}
 
 
-def consumer_registers() -> int:
-    """``kConsumerRegs`` of the kernel source."""
-    src = SOURCE.read_text(encoding="utf-8")
-    return int(re.search(r"constexpr int kConsumerRegs = (\d+);", src).group(1))
+def build_options(slots: int = SLOTS, **options) -> tuple[str, ...]:
+    """The nvcc options the front end compiles a build with: the ring depth
+    (``-DPW_UNION_SLOTS``, as ``UnionAttention.kernel`` adds it), then ``fp8_build_options``."""
+    return (f"-DPW_UNION_SLOTS={slots}", *fp8_build_options(**options))
 
 
 @pytest.fixture(scope="module", params=sorted(BUILDS))
 def built(request, tmp_path_factory):
+    """One compile per build, shared by every test of this module: (build name, ptxas -v
+    report, {entry: SASS})."""
     cubin = tmp_path_factory.mktemp("union8ws") / f"{request.param}.cubin"
-    report = compile_cubin(SOURCE, cubin, *fp8_build_options(**BUILDS[request.param]))
+    report = compile_cubin(SOURCES[0], cubin, *build_options(**BUILDS[request.param]))
     return request.param, report, sass_functions(cubin)
+
+
+def test_front_end_constants_are_the_kernels():
+    src = "\n".join(p.read_text(encoding="utf-8") for p in SOURCES)
+    assert int(re.search(r"kProducerRegs = (\d+);", src).group(1)) == PRODUCER_REGS
+    assert int(re.search(r"kConsumerRegs = (\d+);", src).group(1)) == CONSUMER_REGS
+    assert int(re.search(r"#define PW_UNION_SLOTS (\d+)", src).group(1)) == SLOTS
+    assert re.search(r"kThreads = 128 \* \(1 \+ kConsumers\)", src)
+    assert min_entry_registers() == 168
 
 
 def test_no_spills_no_stack_no_local_memory(built):
     name, report, sass = built
     found = ptxas_resources(report)
-    for entry in ("union8ws_fp8", "union8ws_bf16"):
+    for entry in ENTRIES:
         stack, st, ld, _ = found[entry]
         assert (stack, st, ld) == (0, 0, 0), f"{name}/{entry}: stack {stack}, spills {st}/{ld}"
         assert not re.search(r"\b(LDL|STL)\b", sass[entry]), f"{name}/{entry}: local memory"
 
 
+def test_every_entry_has_the_registers_of_the_split(built):
+    name, report, _ = built
+    entries = {e: res for e, res in ptxas_resources(report).items() if e.startswith("union8ws_")}
+    assert set(entries) == set(ENTRIES), report
+    for entry, (_, _, _, regs) in entries.items():
+        freed = 128 * (regs - PRODUCER_REGS)
+        wanted = 256 * (CONSUMER_REGS - regs)
+        assert freed >= wanted and regs >= min_entry_registers(), (
+            f"{name}/{entry}: {regs} registers; the split frees {freed}, the consumers ask "
+            f"{wanted}")
+
+
 def test_registers_within_the_consumer_budget(built):
     name, _, sass = built
-    budget = consumer_registers()
-    for entry in ("union8ws_fp8", "union8ws_bf16"):
+    for entry in ENTRIES:
         code = sass[entry]
         assert "USETMAXREG" in code, f"{name}/{entry}: no setmaxnreg"
         highest = max(int(r) for r in re.findall(r"\bR(\d+)\b", code))
-        assert highest < budget, f"{name}/{entry}: R{highest} at or above {budget} registers"
+        assert highest < CONSUMER_REGS, (
+            f"{name}/{entry}: R{highest} at or above {CONSUMER_REGS} registers")
 
 
 def test_tensor_core_types(built):

@@ -16,9 +16,12 @@
 # 6. prints the JIT cache's size; PEERS_PACK_JIT=1 packs it to $OUT/peers_jitcache.tar.xz when
 #    that is at most 16 MiB (one file back); PEERS_JIT_FROM=that file (carried along) unpacks it
 #    before step 2, so a fresh machine skips the JIT compiles.
-# The log is tee'd to $OUT/peers_run.log. Exit status: the first failing step's.
+# Each of 1 (the install), 2 (the imports), 3, 4 and 5 runs as a step of tools/gpu_steps.sh and
+# prints its status line; 4 and 5 have time limits (TEST_TIMEOUT_S, 300; BENCH_TIMEOUT_S, 420).
+# The log is tee'd to $OUT/peers_run.log. Exit status: 1 when 1 or 2 failed (nothing else runs
+# then) or any later step failed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 O=${OUT:-out}
 mkdir -p "$O"
 exec > >(tee -a "$O/peers_run.log") 2>&1
@@ -31,11 +34,10 @@ while [ $# -gt 0 ]; do
   if [ "$1" = "--" ]; then shift; break; fi
   dirs+=("$1"); shift
 done
-t0=$(date +%s)
-say() { echo "== $* (+$(( $(date +%s) - t0 )) s)"; }
-status=0
+STEP_TEE=1
+. tools/gpu_steps.sh "$(mktemp -d)"
 
-say "install FlashInfer peers into $TARGET"
+echo "== install FlashInfer peers into $TARGET"
 gather=$(mktemp -d)
 for d in "${dirs[@]}"; do
   [ -d "$d" ] || { echo "gpu_peers_run: no folder $d (skipped)"; continue; }
@@ -48,7 +50,8 @@ if [ -f "$gather/SHA256SUMS" ] && [ -f "$TARGET/peers_env.sh" ] \
   echo "gpu_peers_run: $TARGET already holds this bundle"
 elif [ -f "$gather/SHA256SUMS" ]; then
   rm -rf "$TARGET"
-  bash tools/install_peers.sh "$gather" "$TARGET" || exit 1
+  step install_peers 0 bash tools/install_peers.sh "$gather" "$TARGET"
+  [ "$rc" = 0 ] || exit 1
   cp "$gather/SHA256SUMS" "$TARGET/SHA256SUMS.installed"
 elif [ -f "$TARGET/peers_env.sh" ]; then
   echo "gpu_peers_run: no parts given; using the bundle installed in $TARGET"
@@ -59,7 +62,8 @@ fi
 rm -rf "$gather"
 # shellcheck disable=SC1091
 source "$TARGET/peers_env.sh"
-export PYTHONPATH="$PYTHONPATH:$(pwd)"  # this package, when gpu_setup.sh has not installed it
+PYTHONPATH="$PYTHONPATH:$(pwd)"  # this package, when gpu_setup.sh has not installed it
+export PYTHONPATH
 mkdir -p "$JIT"
 if [ -n "${PEERS_JIT_FROM:-}" ] && [ -f "$PEERS_JIT_FROM" ]; then  # a cache packed earlier
   xz -dc "$PEERS_JIT_FROM" | tar -x -C "$JIT" && echo "gpu_peers_run: JIT cache from $PEERS_JIT_FROM"
@@ -71,8 +75,7 @@ if [ -z "${CUDA_HOME:-}" ] && command -v nvcc >/dev/null; then  # FlashInfer's J
 fi
 echo "export PYTHONPATH=$PYTHONPATH FLASHINFER_WORKSPACE_BASE=$JIT CUTE_DSL_CACHE_DIR=$JIT/cute_dsl"
 
-say "import flashinfer"
-"$PY" - <<'PYEOF' || exit 1
+step import_flashinfer 0 "$PY" - <<'PYEOF'
 import time
 t = time.perf_counter()
 import flashinfer
@@ -84,31 +87,23 @@ print(f"flashinfer {flashinfer.__version__} from {flashinfer.__file__} "
       f"torch {torch.__version__}", flush=True)
 print(f"device {torch.cuda.get_device_name()} cc {torch.cuda.get_device_capability()}")
 PYEOF
+[ "$rc" = 0 ] || exit 1
 
 if ! "$PY" -c "import pycuda.driver" 2>/dev/null && [ -z "${SKIP_SETUP:-}" ]; then
-  say "gpu_setup (PyCUDA + this package)"
-  env PYTHON="$PY" bash tools/gpu_setup.sh 2>&1 | tail -3
-  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  STEP_TEE='' step gpu_setup 0 env PYTHON="$PY" bash tools/gpu_setup.sh  # its log's tail only
 fi
 
 if [ -z "${SKIP_TESTS:-}" ]; then
-  say "pytest tests/gpu/test_peers.py"
-  PAGEWEAVER_REQUIRE_PEERS=1 PAGEWEAVER_REQUIRE_GPU=1 timeout "${TEST_TIMEOUT_S:-300}" "$PY" -m pytest -q -rs -s \
-    -p no:randomly -p no:cacheprovider tests/gpu/test_peers.py
-  rc=$?
-  echo "pytest rc=$rc"
-  [ "$rc" = 0 ] || [ "$status" != 0 ] || status=$rc
+  step pytest "${TEST_TIMEOUT_S:-300}" env PAGEWEAVER_REQUIRE_PEERS=1 PAGEWEAVER_REQUIRE_GPU=1 \
+    "$PY" -m pytest -q -rs -s -p no:randomly -p no:cacheprovider tests/gpu/test_peers.py
 fi
 
 if [ $# -gt 0 ]; then
-  say "bench_union8.py $*"
-  OUT=$O timeout "${BENCH_TIMEOUT_S:-420}" "$PY" benchmarks/bench_union8.py "$@"
-  rc=$?
-  echo "bench rc=$rc"
-  [ "$rc" = 0 ] || [ "$status" != 0 ] || status=$rc
+  echo "== bench_union8.py $*"
+  step bench "${BENCH_TIMEOUT_S:-420}" env OUT="$O" "$PY" benchmarks/bench_union8.py "$@"
 fi
 
-say "JIT cache"
+echo "== JIT cache"
 du -sh "$JIT" 2>/dev/null
 du -sh "$JIT"/.cache/flashinfer/*/*/cached_ops "$JIT"/cute_dsl 2>/dev/null
 if [ -n "${PEERS_PACK_JIT:-}" ]; then
@@ -119,5 +114,5 @@ if [ -n "${PEERS_PACK_JIT:-}" ]; then
     echo "over 16 MiB: not brought back"; rm -f "$O/peers_jitcache.tar.xz"
   fi
 fi
-say "done, status $status"
-exit "$status"
+echo "== done, exit status $rc"
+exit "$rc"

@@ -3,24 +3,24 @@
 # (tools/gpu_setup.sh), compile the builds the tests use (each in its own process, at once),
 # time the fast and accurate modes on one preset with their checks (benchmarks/bench_union8.py
 # --fp8, no peers), then run the accurate mode's GPU tests and those of
-# tests/gpu/test_union8ws.py with PAGEWEAVER_REQUIRE_GPU=1. Every stage has a time limit and
-# leaves its log under $OUT; the exit status is non-zero when a stage failed.
-# Env: OUT (default /tmp/pw_out), PYTHON, WHEELHOUSE, PRESET (cap64k), REPS (10), BENCH_LIMIT
-# and TEST_LIMIT (seconds), TEST_SELECT (pytest -k expression for tests/gpu/test_union8ws.py;
-# default: all but the preset-sized and the largest random cases), SKIP_SETUP=1.
+# tests/gpu/test_union8ws.py with PAGEWEAVER_REQUIRE_GPU=1. Every stage but the compiles is a
+# step of tools/gpu_steps.sh with a time limit; each leaves its log under $OUT and prints its
+# tail; the exit status is 1 when a stage failed (a failed install stops the run).
+# Env: OUT (default /tmp/pw_out), PYTHON, WHEELHOUSE, PRESET (cap64k), REPS (10), SETUP_LIMIT,
+# BENCH_LIMIT and TEST_LIMIT (seconds: 300, 110, 150), TEST_SELECT (pytest -k expression for
+# tests/gpu/test_union8ws.py; default: all but the preset-sized and the largest random cases),
+# SKIP_SETUP=1.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 PY=${PYTHON:-python3}
 O=${OUT:-/tmp/pw_out}
-mkdir -p "$O"
-t0=$SECONDS
-rc=0
-stamp() { echo "[$((SECONDS - t0)) s] $*"; }
+. tools/gpu_steps.sh "$O"
+STEP_TAIL=25
 
 if [ -z "${SKIP_SETUP:-}" ]; then
-  tools/gpu_setup.sh >"$O/setup.log" 2>&1 || { tail -20 "$O/setup.log"; exit 1; }
+  step setup "${SETUP_LIMIT:-300}" tools/gpu_setup.sh
+  [ "$rc" = 0 ] || exit 1
 fi
-stamp "setup done"
 export PAGEWEAVER_REQUIRE_GPU=1
 
 # PyCUDA writes its cache file in place: compile each distinct build once, in parallel.
@@ -28,6 +28,8 @@ builds=("union8_fp8.cu" "union_prepare.cu" "regroup.cu" "ws" "ws accurate=True"
         "ws tc_sum=True" "ws lazy=True" "ws lazy=True tc_sum=True" "ws overlap=False"
         "ws slots=2" "ws accurate=True slots=2" "ws bf16")
 pids=()
+status=0
+: >"$O/precompile.log"
 for b in "${builds[@]}"; do
   "$PY" - "$b" >>"$O/precompile.log" 2>&1 <<'PYEOF' &
 import sys
@@ -51,24 +53,14 @@ print("compiled", sys.argv[1])
 PYEOF
   pids+=($!)
 done
-for p in "${pids[@]}"; do wait "$p" || rc=1; done
-stamp "precompile rc=$rc"
-
-run() {  # run NAME LIMIT_S CMD...: one stage, its log under $O, its tail on stdout
-  local name=$1 limit=$2
-  shift 2
-  timeout "$limit" "$@" >"$O/$name.log" 2>&1
-  local r=$?
-  [ $r = 0 ] || rc=1
-  stamp "$name rc=$r"
-  tail -n 25 "$O/$name.log"
-}
+for p in "${pids[@]}"; do wait "$p" || status=1; done
+step_done precompile "$status"
 par=()
 "$PY" -c "import xdist" 2>/dev/null && par=(-n 8)
-run bench "${BENCH_LIMIT:-110}" "$PY" benchmarks/bench_union8.py --fp8 --no-peers \
+step bench "${BENCH_LIMIT:-110}" "$PY" benchmarks/bench_union8.py --fp8 --no-peers \
   --presets "${PRESET:-cap64k}" --more-heads '' --reps "${REPS:-10}" --baseline-reps 2 \
   --flex-presets '' --check-rows 32 --out-dir "$O"
-run pytest "${TEST_LIMIT:-150}" "$PY" -m pytest -q -p no:cacheprovider "${par[@]}" \
+step pytest "${TEST_LIMIT:-150}" "$PY" -m pytest -q -p no:cacheprovider "${par[@]}" \
   tests/gpu/test_union8ws_accurate.py tests/gpu/test_union8ws.py \
   -k "accurate or (${TEST_SELECT:-not presets and not preset_and_online and not 1000 and not 700})"
-exit $rc
+exit "$rc"

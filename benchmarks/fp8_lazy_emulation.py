@@ -18,7 +18,8 @@ import argparse
 
 import numpy as np
 
-from pageweaver_edu.replay.fp8 import fp8_union_attention, nrms, quantize_kv, reference_on_cache
+from pageweaver_edu.replay.e4m3 import quantize_kv
+from pageweaver_edu.replay.fp8 import fp8_union_attention, nrms, reference_on_cache
 from pageweaver_edu.workloads import make_preset
 
 #: (label, p_shift, lazy_tau, p8_sums): the shipped eager arithmetic, then lazy variants

@@ -38,7 +38,8 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
         regroup_plan_launch,
     )
     from pageweaver_edu.gpu.timing import bench_gpu_difference
-    from pageweaver_edu.replay.fp8 import Fp8KV, fp8_union_attention, reference_on_cache
+    from pageweaver_edu.replay.e4m3 import Fp8KV
+    from pageweaver_edu.replay.fp8 import fp8_union_attention, reference_on_cache
 
     x = common.preset_inputs(name, heads)
     cap, n, offsets, q, k, v = x.cap, x.n, x.offsets, x.q, x.k, x.v
@@ -256,7 +257,8 @@ def smoke_fp8(kernels: str = "all") -> int:
     (shipped, lazy and accurate builds)."""
 
     from pageweaver_edu.gpu import Fp8UnionAttention, Fp8WsUnionAttention, fp8_cache_from_bf16
-    from pageweaver_edu.replay.fp8 import Fp8KV, fp8_union_attention, reference_on_cache
+    from pageweaver_edu.replay.e4m3 import Fp8KV
+    from pageweaver_edu.replay.fp8 import fp8_union_attention, reference_on_cache
 
     s = common.smoke_case()
     cache = fp8_cache_from_bf16(s.k, s.v)

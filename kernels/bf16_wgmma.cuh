@@ -120,17 +120,6 @@ __device__ __forceinline__ void softmax_exps(float (&d)[32], int vis, int t, flo
   }
 }
 
-// O = O * a on rows g (columns e < 2) and g + 8 (e >= 2): before the next stage's PV.
-__device__ __forceinline__ void rescale(float (&o)[64], float al_lo, float al_hi) {
-#pragma unroll
-  for (int j = 0; j < 16; ++j) {
-    o[4 * j + 0] *= al_lo;
-    o[4 * j + 1] *= al_lo;
-    o[4 * j + 2] *= al_hi;
-    o[4 * j + 3] *= al_hi;
-  }
-}
-
 // A consumer's Q tile from the group's Q stage: slot w's 16 rows (4 KiB of BF16, one 256-byte
 // row per local head) become tile rows 16w .. 16w + 15, swizzled into the two blocks; rows of
 // slots without a query (bit w of `present` clear) are zero. 128 threads, 8 chunks each.

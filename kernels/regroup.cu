@@ -40,10 +40,8 @@
 //
 // Capacity fallback (docs/definitions.md#capacity-fallback), decided on the GPU without a host
 // sync: a window that sees a valid page id >= B (or a length L_i > B·P) writes the identity;
-// the windows of a multi-window
-// chunk meet in two 64-bit words of global scratch per (launch parity, head, chunk), zero at
-// the start of a launch (the chunk's first window clears the other parity's words for the
-// next launch):
+// the windows of a multi-window chunk meet in two 64-bit words of global scratch per (head,
+// chunk), which the launcher zeroes on the launch's stream before every launch:
 //   arrived += 1 | flagged << 32 once per window, right after its build; while the rounds
 //   run, an idle warp of the CTA polls `arrived` until all windows are in.
 // At the end a window is "clean" when all windows arrived and none is flagged: its π is final
@@ -85,7 +83,7 @@ struct Args {
   const int4* __restrict__ windows;     // [M] (start, size, chunk, 0), head-local rows
   const int4* __restrict__ chunks;      // [C] (start, size, number of windows, 0)
   int* __restrict__ perm;               // [H, N] π, head-local ids
-  unsigned long long* __restrict__ scratch;  // [2, H, C, 2] (arrived, finished) per launch parity
+  unsigned long long* __restrict__ scratch;  // [H, C, 2] (arrived, finished), zeroed per launch
   long long len_limit;                  // B·P: L_i above it needs more than B pages
   int n;                                // N rows per head
   int k;                                // K ids per row
@@ -94,7 +92,6 @@ struct Args {
   int capacity;                         // B <= 512
   int uniform;                          // W when window m is rows [m·W, min((m+1)·W, N)) of
                                         // one chunk holding every row (no table loads), else 0
-  int parity;                           // launch parity: which scratch words this launch uses
 };
 
 // π[start + r] = start + local[r] for r < size (the identity when local is nullptr).
@@ -682,11 +679,9 @@ struct ChunkShared {
   int rewrite;                     // this window completed `finished` of a flagged chunk
 };
 
-// Words (arrived, finished) of (parity, head, chunk) in scratch.
-__device__ __forceinline__ unsigned long long* chunk_words(const Args& a, int parity, int head,
-                                                           int chunk) {
-  return a.scratch +
-         2 * ((static_cast<long long>(parity) * gridDim.y + head) * a.num_chunks + chunk);
+// Words (arrived, finished) of (head, chunk) in scratch.
+__device__ __forceinline__ unsigned long long* chunk_words(const Args& a, int head, int chunk) {
+  return a.scratch + 2 * (static_cast<long long>(head) * a.num_chunks + chunk);
 }
 
 __device__ __forceinline__ int chunk_status(unsigned long long arrived, int windows) {
@@ -770,15 +765,8 @@ __device__ __forceinline__ void regroup_window(const Args& a, const int* local, 
   const int start = win.x, size = win.y, chunk = win.z;
   int* perm = a.perm + static_cast<long long>(head) * a.n;
   const int* rows = a.topk + (static_cast<long long>(head) * a.n + start) * a.k;
-  unsigned long long* words = nullptr;  // only a multi-window chunk needs the handshake
-  if (ch.z > 1) {
-    words = chunk_words(a, a.parity, head, chunk);
-    if (start == ch.x && threadIdx.x == 0) {  // the next launch finds its words zero
-      unsigned long long* next = chunk_words(a, a.parity ^ 1, head, chunk);
-      next[0] = 0ull;
-      next[1] = 0ull;
-    }
-  }
+  // only a multi-window chunk needs the handshake
+  unsigned long long* words = ch.z > 1 ? chunk_words(a, head, chunk) : nullptr;
   const uint32_t rounds_done = pipeline::smem_addr(&cs.rounds_done);
   if (threadIdx.x == 0) pipeline::mbar_init(rounds_done, 1);  // published by the build's barriers
   const bool over = build(rows, start, size);
@@ -975,16 +963,15 @@ __device__ __forceinline__ void regroup_plan_cta_pairs(const Args& a, const Plan
 
 // Variants: regroup_bits_t<threads> (any K, W <= threads) and regroup_pairs_w<W> (K <= 16,
 // W <= 128, W threads). The launcher picks one that holds W; the benchmark times them all.
-// Kernel parameters (prepared format "PPPPPPqiiiiiii"): topk, lengths, windows, chunks, perm,
-// scratch, len_limit, n, k, num_chunks, group, capacity, uniform, parity.
+// Kernel parameters (prepared format "PPPPPPqiiiiii"): topk, lengths, windows, chunks, perm,
+// scratch, len_limit, n, k, num_chunks, group, capacity, uniform.
 #define PW_REGROUP_ENTRY(NT, NAME, BODY)                                                       \
   extern "C" __global__ void __launch_bounds__(NT, 2)                                         \
       NAME(const int* topk, const long long* lengths, const int4* windows, const int4* chunks, \
            int* perm, unsigned long long* scratch, long long len_limit, int n, int k,         \
-           int num_chunks, int group, int capacity, int uniform, int parity) {                \
-    const pageweaver::regroup::Args a{topk,       lengths, windows, chunks,   perm,   scratch,   \
-                                      len_limit,  n,       k,       num_chunks, group, capacity, \
-                                      uniform,    parity};                                      \
+           int num_chunks, int group, int capacity, int uniform) {                            \
+    const pageweaver::regroup::Args a{topk, lengths, windows, chunks, perm, scratch,           \
+                                      len_limit, n, k, num_chunks, group, capacity, uniform};  \
     BODY(a);                                                                                   \
   }
 
@@ -998,16 +985,15 @@ PW_REGROUP_ENTRY(128, regroup_pairs_w128, pageweaver::regroup::regroup_cta_pairs
 
 // The fused online plan (regroup_plan_pairs_w<W>, K <= 16, g <= 8): the regroup's parameters,
 // then pages, masks, counts, G per KV head and the row capacity (prepared format
-// "PPPPPPqiiiiiii" + "PPPii").
+// "PPPPPPqiiiiii" + "PPPii").
 #define PW_REGROUP_PLAN_ENTRY(W)                                                               \
   extern "C" __global__ void __launch_bounds__(W, 2) regroup_plan_pairs_w##W(                 \
       const int* topk, const long long* lengths, const int4* windows, const int4* chunks,     \
       int* perm, unsigned long long* scratch, long long len_limit, int n, int k,              \
-      int num_chunks, int group, int capacity, int uniform, int parity, int* pages,           \
-      uint8_t* masks, int* counts, int num_groups, int row_capacity) {                        \
-    const pageweaver::regroup::Args a{topk,       lengths, windows, chunks,   perm,   scratch,   \
-                                      len_limit,  n,       k,       num_chunks, group, capacity, \
-                                      uniform,    parity};                                      \
+      int num_chunks, int group, int capacity, int uniform, int* pages, uint8_t* masks,       \
+      int* counts, int num_groups, int row_capacity) {                                        \
+    const pageweaver::regroup::Args a{topk, lengths, windows, chunks, perm, scratch,           \
+                                      len_limit, n, k, num_chunks, group, capacity, uniform};  \
     pageweaver::regroup::regroup_plan_cta_pairs<W>(                                            \
         a, pageweaver::regroup::PlanOut{pages, masks, counts, num_groups, row_capacity});      \
   }

@@ -15,7 +15,8 @@
 //       4c .. 4c+3, i.e. the paper's CTA c: 4 queries x 16 local heads = one M64 tile. Both
 //       read the same stage, so each union page is copied into the SM once; each walks the
 //       ring with the page walk below and does its arithmetic in a mainloop
-//       (union8ws_mainloop_*.cuh), then its epilogue (union8ws_epilogue.cuh).
+//       (union8ws_mainloop_*.cuh) on the running state O, m, l (union8ws_softmax_state.cuh),
+//       then its epilogue (union8ws_epilogue.cuh).
 //
 // One page step of a consumer (Mainloop::step, fast FP8 with PW_WS_OVERLAP; page k is cur,
 // page k + 1 is nxt; both started wgmma groups run in order on the tensor cores):

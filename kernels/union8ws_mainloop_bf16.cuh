@@ -8,11 +8,12 @@
 #include "bf16_wgmma.cuh"
 #include "union8ws_epilogue.cuh"
 #include "union8ws_ring.cuh"
+#include "union8ws_softmax_state.cuh"
 
 namespace pageweaver {
 namespace union8ws {
 
-struct Bf16Mainloop {
+struct Bf16Mainloop : SoftmaxState {
   static constexpr int kStagesPerPage = 2;
   struct Frag {
     uint32_t p[bf16::kPVSteps][4];  // P in BF16, the A fragments of PV
@@ -21,9 +22,7 @@ struct Bf16Mainloop {
 
   int tid, warp, g, t;
   uint32_t q_tile;
-  float c;             // softmax scale * log2 e
-  float o[64];
-  float m_lo, m_hi, l_lo, l_hi;
+  float c;  // softmax scale * log2 e
   float d[32];
 
   __device__ __forceinline__ Bf16Mainloop(const Args& a, uint32_t q_tile_, int tid_)
@@ -38,12 +37,6 @@ struct Bf16Mainloop {
     }
     bf16::copy_q_tile(w.stage(q_stage) + kConsumerSlots * w.c * kQRowBytes, q_tile, tid, present);
   }
-  __device__ __forceinline__ void begin_group() {
-#pragma unroll
-    for (int i = 0; i < 64; ++i) o[i] = 0.f;
-    m_lo = m_hi = -INFINITY;
-    l_lo = l_hi = 0.f;
-  }
 
   // The softmax step of my warp on the stage pg (P = 0 and a = 1 when my query does not see
   // it).
@@ -55,12 +48,12 @@ struct Bf16Mainloop {
       softmax_max<false, bf16::kStageTokens, 0>(d, vis, t, c, c, m_lo, m_hi, f.al_lo, f.al_hi,
                                                 st);
       bf16::softmax_exps<false>(d, vis, t, c, st, f.p);
-      softmax_finish(f.al_lo, f.al_hi, st, l_lo, l_hi);
+      add_sums(f.al_lo, f.al_hi, st);
     } else if (vis > 0) {  // causal / length tail inside this stage
       softmax_max<true, bf16::kStageTokens, 0>(d, vis, t, c, c, m_lo, m_hi, f.al_lo, f.al_hi,
                                                st);
       bf16::softmax_exps<true>(d, vis, t, c, st, f.p);
-      softmax_finish(f.al_lo, f.al_hi, st, l_lo, l_hi);
+      add_sums(f.al_lo, f.al_hi, st);
     } else {
 #pragma unroll
       for (int ks = 0; ks < bf16::kPVSteps; ++ks) {
@@ -75,7 +68,7 @@ struct Bf16Mainloop {
     wgmma_wait<0>();
     fence_acc(d);
     softmax(cur, f);
-    if (cur.seen()) bf16::rescale(o, f.al_lo, f.al_hi);
+    if (cur.seen()) rescale_o(f.al_lo, f.al_hi);
   }
   template <class Ring>
   __device__ __forceinline__ void step(const Ring& w, const Page& cur, const Frag& f,
@@ -87,7 +80,7 @@ struct Bf16Mainloop {
     softmax(nxt, f_nxt);
     wgmma_wait<0>();
     fence_acc(o);
-    if (nxt.seen()) bf16::rescale(o, f_nxt.al_lo, f_nxt.al_hi);
+    if (nxt.seen()) rescale_o(f_nxt.al_lo, f_nxt.al_hi);
   }
   template <class Ring>
   __device__ __forceinline__ void last(const Ring& w, const Page& cur, const Frag& f) {
@@ -96,7 +89,7 @@ struct Bf16Mainloop {
     fence_acc(o);
   }
   __device__ __forceinline__ void store(const Args& a, int qid, int head) const {
-    store_query<false>(a, qid, head, o, l_lo, l_hi, g, t);
+    store_query<false>(a, qid, head, *this, g, t);
   }
 };
 

@@ -14,7 +14,8 @@
 //                                   keeps two and alternates them)
 //   Mainloop(a, q_tile, tid)        per consumer: its Q tile in shared memory, thread in it
 //   load_q(a, ring, q_stage)        the group's Q tile from its Q stage
-//   begin_group()                   O = 0, m = -inf, l = 0
+//   begin_group()                   O = 0, m = -inf, l = 0 (every mainloop inherits the
+//                                   running state O, m, l: union8ws_softmax_state.cuh)
 //   first(ring, cur, f)             S of the group's first working page, its softmax into f
 //   step(ring, cur, f, nxt, f_nxt)  PV of cur (f) and S + softmax of nxt (into f_nxt)
 //   last(ring, cur, f)              PV of the group's last working page
@@ -25,6 +26,7 @@
 
 #include "union8ws_epilogue.cuh"
 #include "union8ws_ring.cuh"
+#include "union8ws_softmax_state.cuh"
 
 // 1: a consumer starts the next page's QK and the current page's PV together and runs the
 // next page's softmax while the tensor cores work (FlashAttention-3's intra-warpgroup
@@ -132,7 +134,7 @@ struct Fp8QTile {
   }
 };
 
-struct Fp8Mainloop : Fp8QTile {
+struct Fp8Mainloop : Fp8QTile, SoftmaxState {
   static constexpr int kStagesPerPage = 1;
   // The online-softmax step of a page comes in two parts (softmax_a: the row maxima and the
   // exponentials of columns 0 .. 63; softmax_b: columns 64 .. 127 and the running sums), each
@@ -143,19 +145,10 @@ struct Fp8Mainloop : Fp8QTile {
     float al_lo, al_hi;      // a = 2^(m - m') of rows g, g + 8
   };
 
-  float o[64];                 // O of rows g, g + 8
-  float m_lo, m_hi;            // running max (log2 units)
-  float l_lo, l_hi;            // this thread's part of the running sums (x 2^8)
   float d[64], op[32], rs[4];  // S; half of O_p; the page's row sums (PW_WS_TC_SUM)
 
   __device__ __forceinline__ Fp8Mainloop(const Args&, uint32_t q_tile, int tid)
       : Fp8QTile(q_tile, tid) {}
-  __device__ __forceinline__ void begin_group() {
-#pragma unroll
-    for (int i = 0; i < 64; ++i) o[i] = 0.f;
-    m_lo = m_hi = -INFINITY;
-    l_lo = l_hi = 0.f;
-  }
 
   // My warp's softmax step on page pg, part A then part B (P = 0 and a = 1 when my query
   // does not see the page).
@@ -183,7 +176,7 @@ struct Fp8Mainloop : Fp8QTile {
       } else {
         softmax_exps<false, 2, 4, !PW_WS_TC_SUM>(d, kPage, t, rf_lo, rf_hi, f.st, f.p);
       }
-      if constexpr (!PW_WS_TC_SUM) softmax_finish(f.al_lo, f.al_hi, f.st, l_lo, l_hi);
+      if constexpr (!PW_WS_TC_SUM) add_sums(f.al_lo, f.al_hi, f.st);
     } else {
 #pragma unroll
       for (int ks = 2; ks < 4; ++ks) f.p[ks][0] = f.p[ks][1] = f.p[ks][2] = f.p[ks][3] = 0u;
@@ -219,8 +212,8 @@ struct Fp8Mainloop : Fp8QTile {
     if (pg.seen()) {
       fold_half<kHalf>(o, op, f.al_lo, f.al_hi);
       if constexpr (PW_WS_TC_SUM && kHalf == 1) {  // l = l a + sum p8 (the page's row sums)
-        l_lo = fmaf(l_lo, f.al_lo, rs[0]);
-        l_hi = fmaf(l_hi, f.al_hi, rs[2]);
+        l[0] = fmaf(l[0], f.al_lo, rs[0]);
+        l[2] = fmaf(l[2], f.al_hi, rs[2]);
       }
     }
     __syncwarp();
@@ -259,7 +252,7 @@ struct Fp8Mainloop : Fp8QTile {
   }
   // O and l both carry the 2^8 of P; V's scale here.
   __device__ __forceinline__ void store(const Args& a, int qid, int head) const {
-    store_query<true, !PW_WS_TC_SUM>(a, qid, head, o, l_lo, l_hi, g, t);
+    store_query<true, !PW_WS_TC_SUM>(a, qid, head, *this, g, t);
   }
 };
 

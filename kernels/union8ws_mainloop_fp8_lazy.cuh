@@ -13,33 +13,24 @@ namespace union8ws {
 constexpr int kLazyShift = 6;     // p = 2^(6 + rf S - m): at most 2^(6 + kLazyTau) = 256
 constexpr float kLazyTau = 2.f;   // a row rescales only when its maximum grows by more
 
-struct Fp8LazyMainloop : Fp8QTile {
+struct Fp8LazyMainloop : Fp8QTile, SoftmaxState {
   static constexpr int kStagesPerPage = 1;
   struct Frag {
     uint32_t p[kKSteps][4];  // P8, the A fragments of PV
   };
 
-  float o[64], l4[4];  // l4: see softmax
-  float m_lo, m_hi;    // reference maxima (log2 units) of rows g, g + 8
-  float d[64];
+  // m of the running state holds the rows' reference maxima (log2 units).
+  float d[64];  // S
 
   __device__ __forceinline__ Fp8LazyMainloop(const Args&, uint32_t q_tile, int tid)
       : Fp8QTile(q_tile, tid) {}
-  __device__ __forceinline__ void begin_group() {
-#pragma unroll
-    for (int i = 0; i < 4; ++i) l4[i] = 0.f;
-#pragma unroll
-    for (int i = 0; i < 64; ++i) o[i] = 0.f;
-    m_lo = m_hi = -INFINITY;
-  }
 
   // The lazy online-softmax step of my warp on page pg: the page maximum; rows whose maximum
   // passes their reference m by more than kLazyTau first scale O and l by 2^(m - m') (after
   // the pending PV completed: O is a tensor-core accumulator) and take m'; then p into the A
-  // fragments. A row's first visible page only sets m (O and l are still 0). l4 holds l: with
-  // PW_WS_TC_SUM the m64n8 accumulator of the row sums of P8 (l4[0], l4[2]: rows g, g + 8,
-  // whole), else this thread's FP32 partial sums in l4[0] and l4[2] (summed over the quad at
-  // the end).
+  // fragments. A row's first visible page only sets m (O and l are still 0). With PW_WS_TC_SUM
+  // l is the m64n8 accumulator of the row sums of P8 (whole sums), else this thread's FP32
+  // partial sums in l[0] and l[2] (summed over the quad at the end).
   __device__ __forceinline__ void softmax(const Page& pg, Frag& f) {
     const int vis = pg.seen();
     if (vis == 0 || !kSoftmaxStep) {
@@ -59,19 +50,13 @@ struct Fp8LazyMainloop : Fp8QTile {
     if (__any_sync(0xffffffffu, rs_lo || rs_hi)) {
       wgmma_wait<0>();
       fence_acc(o);
-      fence_acc(l4);
+      fence_acc(l);
       const float a_lo = rs_lo ? ex2(m_lo - n_lo) : 1.f, a_hi = rs_hi ? ex2(m_hi - n_hi) : 1.f;
-#pragma unroll
-      for (int j = 0; j < 16; ++j) {
-        o[4 * j] *= a_lo;
-        o[4 * j + 1] *= a_lo;
-        o[4 * j + 2] *= a_hi;
-        o[4 * j + 3] *= a_hi;
-      }
-      l4[0] *= a_lo;
-      l4[1] *= a_lo;
-      l4[2] *= a_hi;
-      l4[3] *= a_hi;
+      rescale_o(a_lo, a_hi);
+      l[0] *= a_lo;
+      l[1] *= a_lo;
+      l[2] *= a_hi;
+      l[3] *= a_hi;
     }
     m_lo = up_lo ? n_lo : m_lo;
     m_hi = up_hi ? n_hi : m_hi;
@@ -85,8 +70,8 @@ struct Fp8LazyMainloop : Fp8QTile {
       softmax_exps<false, 0, kKSteps, !PW_WS_TC_SUM>(d, kPage, t, rf_lo, rf_hi, st, f.p);
     }
     if constexpr (!PW_WS_TC_SUM) {
-      l4[0] += st.sum_lo;
-      l4[2] += st.sum_hi;
+      l[0] += st.sum_lo;
+      l[2] += st.sum_hi;
     }
   }
 
@@ -100,7 +85,7 @@ struct Fp8LazyMainloop : Fp8QTile {
       for (int ks = 0; ks < kKSteps; ++ks) wgmma_m64n128k32<true>(o, f.p[ks], desc + 2 * ks);
       if constexpr (PW_WS_TC_SUM) {
 #pragma unroll
-        for (int ks = 0; ks < kKSteps; ++ks) wgmma_m64n8k32<true>(l4, f.p[ks], od + 2 * ks);
+        for (int ks = 0; ks < kKSteps; ++ks) wgmma_m64n8k32<true>(l, f.p[ks], od + 2 * ks);
       }
       wgmma_commit();
     }
@@ -108,7 +93,7 @@ struct Fp8LazyMainloop : Fp8QTile {
   __device__ __forceinline__ void finish() {  // the pending PV is done (its stage is free)
     wgmma_wait<0>();
     fence_acc(o);
-    fence_acc(l4);
+    fence_acc(l);
   }
 
   template <class Ring>
@@ -136,7 +121,7 @@ struct Fp8LazyMainloop : Fp8QTile {
   }
   // O and l both carry the 2^6 of p; V's scale here.
   __device__ __forceinline__ void store(const Args& a, int qid, int head) const {
-    store_query<true, !PW_WS_TC_SUM>(a, qid, head, o, l4[0], l4[2], g, t);
+    store_query<true, !PW_WS_TC_SUM>(a, qid, head, *this, g, t);
   }
 };
 

@@ -43,7 +43,7 @@ __device__ __forceinline__ void split_e4m3(float x0, float x1, float x2, float x
   lo = pack_e4m3(x0 - h.x, x1 - h.y, x2 - h.z, x3 - h.w);
 }
 
-struct Fp8AccMainloop {
+struct Fp8AccMainloop : SoftmaxState {
   static constexpr int kStagesPerPage = 1;
   static constexpr int kLoOffset = kQTileBytes / 2;  // Q8lo's tile behind Q8hi's
   struct Frag {
@@ -55,8 +55,6 @@ struct Fp8AccMainloop {
   int warp, g, t;
   uint32_t q8;
   float rf_lo, rf_hi;
-  float o[64];
-  float m_lo, m_hi, l_lo, l_hi;
   float d[64], op[32];
 
   __device__ __forceinline__ Fp8AccMainloop(const Args&, uint32_t q_tile, int tid)
@@ -78,12 +76,6 @@ struct Fp8AccMainloop {
     }
     store_a_tile(q8, hi, warp, g, t);
     store_a_tile(q8 + kLoOffset, lo, warp, g, t);
-  }
-  __device__ __forceinline__ void begin_group() {
-#pragma unroll
-    for (int i = 0; i < 64; ++i) o[i] = 0.f;
-    m_lo = m_hi = -INFINITY;
-    l_lo = l_hi = 0.f;
   }
 
   // S = Q8hi K8^T + Q8lo K8^T of the page at stage address st, issued as one group. The Q
@@ -156,7 +148,7 @@ struct Fp8AccMainloop {
   __device__ __forceinline__ void softmax_b(const Page& pg, Frag& f) {
     if (pg.seen() > 0 && kSoftmaxStep) {
       exps<2, 4>(pg, f);
-      softmax_finish(f.al_lo, f.al_hi, f.st, l_lo, l_hi);
+      add_sums(f.al_lo, f.al_hi, f.st);
     }
   }
   __device__ __forceinline__ void split_p(const Page& pg, Frag& f) {
@@ -201,7 +193,7 @@ struct Fp8AccMainloop {
   }
   // O and l both carry the 2^8 of P; V's scale here.
   __device__ __forceinline__ void store(const Args& a, int qid, int head) const {
-    store_query<true>(a, qid, head, o, l_lo, l_hi, g, t);
+    store_query<true>(a, qid, head, *this, g, t);
   }
 };
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..replay.fp8 import Fp8KV, quantize_kv
+from ..replay.e4m3 import Fp8KV, quantize_kv
 from .union_attention import DIM, PAGE
 
 TILE_BYTES = PAGE * DIM  # 16 KiB
@@ -136,7 +136,7 @@ def fp8_cache_from_bf16(k, v) -> Fp8Cache:
     ----------
     k, v : torch.Tensor of float (bfloat16 as a rule), shape [pages, H, 128, 128] or
         [pages, 128, 128]
-        Quantized by :func:`pageweaver_edu.replay.fp8.quantize_kv`, on their own device.
+        Quantized by :func:`pageweaver_edu.replay.e4m3.quantize_kv`, on their own device.
 
     Returns
     -------

@@ -75,7 +75,7 @@ def pick_variant(window: int, variant: str | None = None, k: int = 16) -> str:
     return variant
 
 
-ARG_FORMAT = "PPPPPPqiiiiiii"
+ARG_FORMAT = "PPPPPPqiiiiii"
 
 
 class RegroupLaunch:
@@ -115,9 +115,8 @@ class RegroupLaunch:
         # The capacity-fallback handshake of a multi-window chunk: uint64 (arrived | flagged
         # << 32, finished) per (head, chunk), zeroed on the stream before every launch (a
         # memset node in a captured graph), so a launch never depends on what an earlier one
-        # left. The kernel's launch parity stays 0: the words of parity 1, which its chunks'
-        # first windows clear, are only written.
-        self.scratch = torch.zeros(max(1, 4 * heads * len(chunks)), dtype=torch.int64,
+        # left.
+        self.scratch = torch.zeros(max(1, 2 * heads * len(chunks)), dtype=torch.int64,
                                    device="cuda")
         self.handshake = bool(len(chunks)) and int(chunks[:, 2].max()) > 1
         self.func = get_kernel("regroup.cu", "regroup_" + self.variant, ARG_FORMAT,
@@ -148,13 +147,13 @@ class RegroupLaunch:
         ``extra`` (a fused kernel's own), after zeroing the chunks' handshake words."""
         g = self.grouping
         if self.handshake:
-            zero_async(self.scratch[:2 * self.heads * self.num_chunks])
+            zero_async(self.scratch)
         launch(
             self.func, (self.num_windows, self.heads), (self.threads, 1, 1),
             topk32.data_ptr(), 0 if lengths64 is None else lengths64.data_ptr(),
             self.windows.data_ptr(), self.chunks.data_ptr(), perm.data_ptr(),
             self.scratch.data_ptr(), g.capacity * self.page_size, self.n, self.k,
-            self.num_chunks, g.group, g.capacity, self.uniform, 0, *extra,
+            self.num_chunks, g.group, g.capacity, self.uniform, *extra,
         )
 
 

@@ -5,7 +5,7 @@
 * :func:`budget_table`, :func:`budget_bars`, :func:`knob_figure`, :func:`budget_app` — the
   NRMS of each source of error (:mod:`pageweaver_edu.replay.fp8_budget`) and its knobs;
 * :data:`QUANTIZE_ROW` — the exercise: quantize one Q row to E4M3 with its scale, checked
-  against :func:`pageweaver_edu.replay.fp8.quantize_q_rows`;
+  against :func:`pageweaver_edu.replay.e4m3.quantize_q_rows`;
 * the speed and target tables of the recorded run are in :mod:`.fp8_speed`.
 """
 
@@ -17,7 +17,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..replay.fp8 import nrms, quantize_q_rows, to_e4m3
+from ..replay.e4m3 import quantize_q_rows, to_e4m3
+from ..replay.fp8 import nrms
 from ..replay.fp8_budget import budget, stage_output
 from .exercises import Exercise, show_value
 from .style import style, widget_ready

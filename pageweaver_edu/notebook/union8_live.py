@@ -157,7 +157,7 @@ def _fp8_live(records, capture, case, ref, emu) -> dict:
 
     from ..gpu import Fp8UnionAttention, GpuUnionPlan, fp8_cache_from_kv
     from ..gpu.timing import bench_gpu
-    from ..replay.fp8 import Fp8KV
+    from ..replay.e4m3 import Fp8KV
 
     cap, kv = capture, case.kv
     cache = fp8_cache_from_kv(Fp8KV(kv.k8.cuda(), kv.v8.cuda(), kv.k_scale.cuda(),

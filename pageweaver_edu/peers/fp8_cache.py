@@ -2,7 +2,7 @@
 against.
 
 FlashInfer's FP8 paths take ONE scale per tensor (:func:`quantize_kv_per_tensor`; ours is one per
-KV head, :func:`pageweaver_edu.replay.fp8.quantize_kv`); its MSA kernel reads K and V as the two
+KV head, :func:`pageweaver_edu.replay.e4m3.quantize_kv`); its MSA kernel reads K and V as the two
 halves of one ``[pages, H, 128, 256]`` allocation (:func:`interleaved_fp8_cache`).
 :func:`peer_references` computes, for sampled rows, the float64 reference on the BF16 K/V and on
 that per-tensor FP8 cache.
@@ -19,11 +19,11 @@ from .selection import GROUP
 
 def quantize_kv_per_tensor(k, v):
     """E4M3 K/V ``[pages, H, P, D]`` with ONE scale per tensor (``amax / 448`` over all heads),
-    as FlashInfer's FP8 paths take it; returned as :class:`pageweaver_edu.replay.fp8.Fp8KV`
+    as FlashInfer's FP8 paths take it; returned as :class:`pageweaver_edu.replay.e4m3.Fp8KV`
     whose per-head scale vectors repeat that one scale (so ``reference_on_cache`` applies)."""
     import torch
 
-    from ..replay.fp8 import E4M3_MAX, Fp8KV, to_e4m3
+    from ..replay.e4m3 import E4M3_MAX, Fp8KV, to_e4m3
 
     if k.dim() != 4 or k.shape != v.shape:
         raise PageWeaverInputError(f"k/v must be [pages, H, P, D]; got {tuple(k.shape)}, "
@@ -70,7 +70,8 @@ def peer_references(q, k, v, topk, causal_pos=None, lengths=None, rows=None):
     """
     import torch
 
-    from ..replay.fp8 import Fp8KV, reference_on_cache
+    from ..replay.e4m3 import Fp8KV
+    from ..replay.fp8 import reference_on_cache
 
     topk = np.asarray(topk)
     rows = np.arange(q.shape[0]) if rows is None else np.asarray(rows)

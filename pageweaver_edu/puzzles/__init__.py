@@ -11,7 +11,7 @@ number  what the reader writes                       checked against
 4       U_G with membership bytes (prefix sum)       ``core.union_plan.prepare_unions``
 5       the Figure 3 slot protocol (parities)        every stage read once, in order
 6       the online-softmax step of one page          ``core.attention.reference_attention``
-7       E4M3 row quantization of Q and P             ``replay.fp8``
+7       E4M3 row quantization of Q and P             ``replay.e4m3``
 8       a mini Union kernel of 8 queries             ``core.attention.reference_attention``
 9       the warp-specialized ring: skip but release  every needed stage read once, in order
 ======  ==========================================  ===============================

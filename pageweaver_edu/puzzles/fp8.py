@@ -1,8 +1,8 @@
 """Puzzle 7: FP8 E4M3 row quantization of Q and of P with the kernels' scale rules.
 
-Checked bit for bit against :func:`pageweaver_edu.replay.fp8.quantize_q_rows` (one scale
+Checked bit for bit against :func:`pageweaver_edu.replay.e4m3.quantize_q_rows` (one scale
 ``amax / 448`` per row, values multiplied by ``448 / amax``) and
-:func:`pageweaver_edu.replay.fp8.to_e4m3` of ``p * 2^P_SCALE_LOG2`` (probabilities shifted by
+:func:`pageweaver_edu.replay.e4m3.to_e4m3` of ``p * 2^P_SCALE_LOG2`` (probabilities shifted by
 2^8 before the conversion).
 """
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..replay.fp8 import P_SCALE_LOG2, quantize_q_rows, to_e4m3
+from ..replay.e4m3 import quantize_q_rows, to_e4m3
+from ..replay.fp8 import P_SCALE_LOG2
 from .checks import TODO, Case, Puzzle
 from .engine import Kernel
 

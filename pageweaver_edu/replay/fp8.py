@@ -39,11 +39,7 @@ import numpy as np
 from ..core.attention import reference_attention, softmax_scale
 from ..core.inputs import PageWeaverInputError, as_positions
 from ..core.supports import canonical_rows
-from .e4m3 import E4M3_MAX, Fp8KV, amax_scale, quantize_kv, quantize_q_rows, to_e4m3, two_level
-
-#: Re-exported from :mod:`.e4m3` (the number format), where the readers of this module find them.
-__all__ = ["E4M3_MAX", "HEADS", "OPERANDS", "P_SCALE_LOG2", "Fp8KV", "fp8_union_attention",
-           "nrms", "quantize_kv", "quantize_q_rows", "reference_on_cache", "to_e4m3", "two_level"]
+from .e4m3 import Fp8KV, amax_scale, quantize_q_rows, to_e4m3, two_level
 
 P_SCALE_LOG2 = 8  # probabilities are scaled by 2^8 before the E4M3 conversion
 HEADS, PAGE, DIM = 16, 128, 128
@@ -143,7 +139,7 @@ def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale
     q : torch.Tensor of float, shape [N, H*16, D]
         Rounded to BF16 first, as the kernel reads it.
     kv : Fp8KV
-        The FP8 cache (:func:`quantize_kv`); its E4M3 values may also come as float32.
+        The FP8 cache (:func:`.e4m3.quantize_kv`); its E4M3 values may also come as float32.
     topk : array_like of int, shape [N, K] or [H, N, K]
         One Top-K per KV head.
     causal_pos, lengths : array_like of int, shape [N], optional

@@ -28,15 +28,14 @@ import numpy as np
 
 from ..core.attention import reference_attention
 from ..core.inputs import PageWeaverInputError
+from .e4m3 import Fp8KV, quantize_kv
 from .fp8 import (
     DIM,
     HEADS,
     P_SCALE_LOG2,
     PAGE,
-    Fp8KV,
     fp8_union_attention,
     nrms,
-    quantize_kv,
     reference_on_cache,
 )
 
@@ -85,7 +84,7 @@ def error_budget(q, k, v, topk, causal_pos=None, lengths=None, scale=None,
     ----------
     q : torch.Tensor of float, shape [N, H*16, D]
     k, v : torch.Tensor of float, shape [pages, H, P, D] or [pages, P, D]
-        The K/V before quantization (:func:`~pageweaver_edu.replay.fp8.quantize_kv`).
+        The K/V before quantization (:func:`~pageweaver_edu.replay.e4m3.quantize_kv`).
     topk, causal_pos, lengths, scale
         As :func:`~pageweaver_edu.replay.fp8.fp8_union_attention`.
 

@@ -20,7 +20,7 @@ torch = pytest.importorskip("torch")
 from pageweaver_edu.gpu.fp8_tiles import pack_tiles, tau, unpack_tiles  # noqa: E402
 from pageweaver_edu.gpu.union8_fp8 import Fp8UnionAttention  # noqa: E402
 from pageweaver_edu.gpu.union_attention import PLAN_FORMAT  # noqa: E402
-from pageweaver_edu.replay.fp8 import Fp8KV, quantize_kv  # noqa: E402
+from pageweaver_edu.replay.e4m3 import Fp8KV, quantize_kv  # noqa: E402
 
 
 def _swizzled(x):

@@ -198,8 +198,8 @@ def test_gpu_regroup_host_path(fake):
     prepared.run(torch.zeros((1, cap.num_queries, 16), dtype=torch.int32))
     first, second = _launches(fake, "regroup_pairs_w128")[-2:]
     assert first[2] == (-(-cap.num_queries // 128), 1) and first[3] == (128, 1, 1)
-    assert first[5][6:] == (512 * 128, cap.num_queries, 16, 1, 8, 512, 128, 0)
-    assert second[5][5:] == first[5][5:]  # same scratch and scalars every launch (parity 0)
+    assert first[5][6:] == (512 * 128, cap.num_queries, 16, 1, 8, 512, 128)
+    assert second[5][5:] == first[5][5:]  # same scratch and scalars every launch
     # a chunk of many windows: its handshake words are zeroed on the stream before each launch
     zeroed = [e for e in fake if e[0] in ("memset", "launch")][-4:]
     assert [e[0] for e in zeroed] == ["memset", "launch", "memset", "launch"]
@@ -218,9 +218,9 @@ def test_fused_plan_host_path(fake):
     (_, name, grid, block, _, args, _), = _launches(fake, "regroup_plan_pairs_w128")
     groups = -(-cap.num_queries // 8)
     assert grid == (-(-cap.num_queries // 128), 1) and block == (128, 1, 1)
-    assert args[6:14] == (512 * 128, cap.num_queries, 16, 1, 8, 512, 128, 0)
-    assert args[14:17] == (plan.pages.data_ptr(), plan.masks.data_ptr(),
-                           plan.page_counts.data_ptr()) and args[17:] == (groups, 128)
+    assert args[6:13] == (512 * 128, cap.num_queries, 16, 1, 8, 512, 128)
+    assert args[13:16] == (plan.pages.data_ptr(), plan.masks.data_ptr(),
+                           plan.page_counts.data_ptr()) and args[16:] == (groups, 128)
     assert plan.row_capacity == 128 and plan.cta_any is None
     assert plan.page_offsets.tolist() == list(range(0, (groups + 1) * 128, 128))
     assert tuple(plan.groups.shape) == (groups, 4) and plan.pages.numel() == groups * 128

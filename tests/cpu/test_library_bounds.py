@@ -13,7 +13,8 @@ from pageweaver_edu.core.supports import token_support
 from pageweaver_edu.core.union_metrics import window_visits
 from pageweaver_edu.pagepairs.traffic import partial_bytes
 from pageweaver_edu.regroup.bitmap import greedy_regroup
-from pageweaver_edu.replay.fp8 import fp8_union_attention, quantize_kv
+from pageweaver_edu.replay.e4m3 import quantize_kv
+from pageweaver_edu.replay.fp8 import fp8_union_attention
 from pageweaver_edu.replay.regroup_cost import regroup_cost
 from pageweaver_edu.workloads.generators import capture_like_workload
 from tests.helpers.cli import assert_one_line_error, run_main

@@ -12,14 +12,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pageweaver_edu.replay.fp8 import (  # noqa: E402
-    fp8_union_attention,
-    nrms,
-    quantize_kv,
-    quantize_q_rows,
-    reference_on_cache,
-    to_e4m3,
-)
+from pageweaver_edu.replay.e4m3 import quantize_kv, quantize_q_rows, to_e4m3  # noqa: E402
+from pageweaver_edu.replay.fp8 import fp8_union_attention, nrms, reference_on_cache  # noqa: E402
 from pageweaver_edu.replay.fp8_budget import STAGES, error_budget, stage_nrms  # noqa: E402
 from pageweaver_edu.workloads import make_preset  # noqa: E402
 

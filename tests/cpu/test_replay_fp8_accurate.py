@@ -11,14 +11,8 @@ torch = pytest.importorskip("torch")
 
 from pageweaver_edu.core.inputs import PageWeaverInputError  # noqa: E402
 from pageweaver_edu.gpu.union8ws import emulation_options, fp8_build_options  # noqa: E402
-from pageweaver_edu.replay.fp8 import (  # noqa: E402
-    fp8_union_attention,
-    nrms,
-    quantize_kv,
-    reference_on_cache,
-    to_e4m3,
-    two_level,
-)
+from pageweaver_edu.replay.e4m3 import quantize_kv, to_e4m3, two_level  # noqa: E402
+from pageweaver_edu.replay.fp8 import fp8_union_attention, nrms, reference_on_cache  # noqa: E402
 from pageweaver_edu.replay.fp8_budget import budget, error_budget, make_case  # noqa: E402
 from pageweaver_edu.workloads import make_preset  # noqa: E402
 from tests.cpu.test_replay_fp8 import _inputs  # noqa: E402

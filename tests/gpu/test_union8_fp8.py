@@ -17,7 +17,8 @@ import pytest
 from pageweaver_edu.core.grouping import Grouping
 from pageweaver_edu.core.union_plan import prepare_unions
 from pageweaver_edu.regroup.bitmap import greedy_regroup
-from pageweaver_edu.replay.fp8 import Fp8KV, fp8_union_attention, nrms, reference_on_cache
+from pageweaver_edu.replay.e4m3 import Fp8KV
+from pageweaver_edu.replay.fp8 import fp8_union_attention, nrms, reference_on_cache
 from pageweaver_edu.workloads import make_preset
 from tests.helpers.gpu_cases import (
     HEADS,

@@ -62,17 +62,38 @@ def ptxas_resources(report: str) -> dict[str, tuple[int, int, int, int]]:
     return {m[0]: tuple(int(x) for x in m[1:]) for m in PTXAS_PROPS.findall(report)}
 
 
-def sass_functions(cubin: Path) -> dict[str, str]:
-    """{entry name: SASS text} of a cubin (skips without cuobjdump / nvdisasm)."""
+def _cuobjdump(cubin: Path, flag: str) -> str:
+    """``cuobjdump <flag> cubin`` (skips without cuobjdump / nvdisasm)."""
     if CUOBJDUMP is None or NVDISASM is None:
         pytest.skip("cuobjdump/nvdisasm not found: pip install nvidia-cuda-cuobjdump "
                     "nvidia-cuda-nvdisasm (the dev extra) or use a CUDA toolkit")
     env = dict(os.environ, PATH=f"{Path(NVDISASM).parent}{os.pathsep}{os.environ.get('PATH', '')}",
                NVDISASM_PATH=str(Path(NVDISASM).parent))
-    proc = subprocess.run([CUOBJDUMP, "--dump-sass", str(cubin)], capture_output=True,
-                          text=True, timeout=300, env=env)
+    proc = subprocess.run([CUOBJDUMP, flag, str(cubin)], capture_output=True, text=True,
+                          timeout=300, env=env)
     assert proc.returncode == 0, f"cuobjdump failed:\n{proc.stderr}"
-    parts = re.split(r"\n\s*Function : (\S+)\n", proc.stdout)
+    return proc.stdout
+
+
+KPARAM = re.compile(r"EIATTR_KPARAM_INFO\s*\n.*?Ordinal\s*:\s*0x([0-9a-f]+).*?"
+                    r"Size\s*:\s*0x([0-9a-f]+)", re.S)
+
+
+def parameter_sizes(cubin: Path) -> dict[str, list[int]]:
+    """{entry name: the byte size of each kernel parameter, in order} of a cubin (its ELF
+    ``.nv.info.<entry>`` sections)."""
+    parts = re.split(r"\n\.nv\.info\.(\S+)\n", _cuobjdump(cubin, "-elf"))
+    found = {}
+    for name, body in zip(parts[1::2], parts[2::2], strict=True):
+        body = body.split("\n\n\n", 1)[0]  # this section's attributes only
+        sizes = {int(o, 16): int(n, 16) for o, n in KPARAM.findall(body)}
+        found[name] = [sizes[o] for o in range(len(sizes))]  # ordinals 0 .. n - 1
+    return found
+
+
+def sass_functions(cubin: Path) -> dict[str, str]:
+    """{entry name: SASS text} of a cubin (skips without cuobjdump / nvdisasm)."""
+    parts = re.split(r"\n\s*Function : (\S+)\n", _cuobjdump(cubin, "--dump-sass"))
     return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
 
 

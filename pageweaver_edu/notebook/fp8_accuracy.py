@@ -96,7 +96,7 @@ def time_vs_nrms_figure(result: dict) -> go.Figure:
         fig.add_scatter(x=[p["median_us"]], y=[100 * p["nrms"]], mode="markers", name=p["label"],
                         marker={"symbol": symbol if p["ours"] else f"{symbol}-open", "size": 13,
                                 "color": colour, "line_width": 2},
-                        hovertemplate=f"{p['label']} ({p['row']}): %{{x:,.1f}} µs, NRMS "
+                        hovertemplate=f"{p['label']}<br>{p['row']}: %{{x:,.1f}} µs, NRMS "
                                       f"%{{y:.3f}} %<extra></extra>")
     target = next((p for p in drawn if p["row"] == TARGET_ROW), None)
     if target is not None:

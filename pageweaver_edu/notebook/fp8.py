@@ -6,7 +6,8 @@
   NRMS of each source of error (:mod:`pageweaver_edu.replay.fp8_budget`) and its knobs;
 * :data:`QUANTIZE_ROW` — the exercise: quantize one Q row to E4M3 with its scale, checked
   against :func:`pageweaver_edu.replay.e4m3.quantize_q_rows`;
-* the speed and target tables of the recorded run are in :mod:`.fp8_speed`.
+* the speed and target tables of the recorded run are in :mod:`.fp8_speed`, its time against
+  accuracy in :mod:`.fp8_accuracy`.
 """
 
 from __future__ import annotations

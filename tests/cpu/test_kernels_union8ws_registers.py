@@ -21,7 +21,7 @@ from tests.helpers.sass_tools import KERNELS, compile_cubin, ptxas_resources
 SOURCES = (KERNELS / "union8ws.cu", KERNELS / "union8ws_shared.cuh")
 BUILDS = {"shipped": (), "tc_sum_lazy": ("-DPW_WS_TC_SUM=1", "-DPW_WS_LAZY=1"),
           "two_stages_serial": ("-DPW_UNION_SLOTS=2", "-DPW_WS_OVERLAP=0"),
-          "accurate": ("-DPW_WS_ACCURATE=1",)}
+          "accurate": ("-DPW_WS_ACCURATE=1",), "trim": ("-DPW_WS_TRIM=1",)}
 
 
 def test_front_end_constants_are_the_kernels():

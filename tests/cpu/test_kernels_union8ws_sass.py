@@ -2,12 +2,12 @@
 its register budget: a CPU-only SASS check.
 
 Each build the front end can ask for (``fp8_build_options`` of ``pageweaver_edu.gpu.union8ws``:
-the fast mode, its measured alternatives, the accurate mode, the serial schedule and the timing
-ablations; the BF16 entry comes with every build) is compiled and disassembled. Per entry:
-no stack, no spills, no local memory; the warpgroups resize their registers (``setmaxnreg``) and
-no instruction names a register at or above the consumers' budget (``kConsumerRegs``); the FP8
-entry multiplies on FP8 tensor cores (QGMMA E4M3; no HGMMA outside the timing ablations) unless
-the build drops the products, the BF16 entry on BF16 ones.
+the fast mode, its trimmed step, its measured alternatives, the accurate mode, the serial
+schedule and the timing ablations; the BF16 entry comes with every build) is compiled and
+disassembled. Per entry: no stack, no spills, no local memory; the warpgroups resize their
+registers (``setmaxnreg``) and no instruction names a register at or above the consumers'
+budget (``kConsumerRegs``); the FP8 entry multiplies on FP8 tensor cores (QGMMA E4M3; no HGMMA
+outside the timing ablations) unless the build drops the products, the BF16 entry on BF16 ones.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from tests.helpers.sass_tools import KERNELS, compile_cubin, ptxas_resources, sa
 SOURCE = KERNELS / "union8ws.cu"
 BUILDS = {
     "fast": {},
+    "trim": {"trim": True},
     "tc_sum": {"tc_sum": True},
     "lazy": {"lazy": True},
     "lazy_tc_sum": {"lazy": True, "tc_sum": True},

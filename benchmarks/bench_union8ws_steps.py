@@ -9,6 +9,9 @@ attention kernel alone (CUDA events, L2 flushed, median of ``--reps``):
 * ``ws_serial_6stages``: the same with 6 stages;
 * ``ws_overlap_6stages``: the next page's QK and this page's PV in flight during the softmax
   (the kernel ``union8ws_fp8`` as shipped);
+* ``ws_overlap_6stages_trim``: the same step with less bookkeeping per page (``trim=True``:
+  pages and the Q8 address read as warp-uniform values, no P = 0 written by a warp whose query
+  does not see the page), the same bits;
 * ``ws_overlap_6stages_tc_sum``: each page's sum p from the tensor core (P8 times a tile of
   ones) instead of FP32 FADD chains in the softmax step;
 * ``ws_overlap_6stages_lazy``: O accumulates in the tensor core across pages and a row
@@ -48,6 +51,7 @@ STEPS = {  # name -> Fp8WsUnionAttention keyword arguments (default: the cluster
     "ws_serial_4stages": {"slots": 4, "overlap": False},
     "ws_serial_6stages": {"slots": 6, "overlap": False},
     "ws_overlap_6stages": {},
+    "ws_overlap_6stages_trim": {"trim": True},
     "ws_overlap_6stages_tc_sum": {"tc_sum": True},
     "ws_overlap_6stages_lazy": {"lazy": True},
     "ws_overlap_6stages_lazy_tc_sum": {"lazy": True, "tc_sum": True},
@@ -57,7 +61,8 @@ STEPS = {  # name -> Fp8WsUnionAttention keyword arguments (default: the cluster
     "ws_ablate_no_copies": {"ablate": "no_copies"},
 }
 CLUSTER_ABLATIONS = ("ring_only", "no_softmax", "no_mma", "every_page")
-CHECKED = ("ws_serial_4stages", "ws_serial_6stages", "ws_overlap_6stages")  # = cluster, bitwise
+CHECKED = ("ws_serial_4stages", "ws_serial_6stages", "ws_overlap_6stages",  # = cluster, bitwise
+           "ws_overlap_6stages_trim")
 # Their own arithmetic: bitwise across orderings, NRMS against the cluster kernel.
 OWN_BITS = ("ws_overlap_6stages_tc_sum", "ws_overlap_6stages_lazy",
             "ws_overlap_6stages_lazy_tc_sum")

@@ -64,14 +64,14 @@ __device__ __forceinline__ float ex2(float x) {  // MUFU.EX2; 2^-inf = 0
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
-// Four FP32 -> four E4M3 bytes, x0 in the lowest byte (cvt puts its first operand high).
+// Four FP32 -> four E4M3 bytes, x0 in the lowest byte (cvt puts its first operand high; mov
+// puts its first half low).
 __device__ __forceinline__ uint32_t pack_e4m3(float x0, float x1, float x2, float x3) {
-  uint32_t lo, hi;
-  asm("{\n\t.reg .b16 h;\n\tcvt.rn.satfinite.e4m3x2.f32 h, %2, %1;\n\tcvt.u32.u16 %0, h;\n}"
-      : "=r"(lo) : "f"(x0), "f"(x1));
-  asm("{\n\t.reg .b16 h;\n\tcvt.rn.satfinite.e4m3x2.f32 h, %2, %1;\n\tcvt.u32.u16 %0, h;\n}"
-      : "=r"(hi) : "f"(x2), "f"(x3));
-  return lo | (hi << 16);
+  uint32_t v;
+  asm("{\n\t.reg .b16 lo, hi;\n\tcvt.rn.satfinite.e4m3x2.f32 lo, %2, %1;\n\t"
+      "cvt.rn.satfinite.e4m3x2.f32 hi, %4, %3;\n\tmov.b32 %0, {lo, hi};\n}"
+      : "=r"(v) : "f"(x0), "f"(x1), "f"(x2), "f"(x3));
+  return v;
 }
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);

@@ -155,6 +155,8 @@ __device__ __forceinline__ void union8ws(const Args& a) {
   consume<Mainloop>(a, base, warp / 4 - 1);
 }
 
+static_assert(!PW_WS_TRIM || (!PW_WS_ACCURATE && !PW_WS_LAZY),
+              "PW_WS_TRIM trims the fast mainloop (union8ws_mainloop_fp8.cuh)");
 using Fp8Build = std::conditional_t<
     PW_WS_ACCURATE, Fp8AccMainloop,
     std::conditional_t<PW_WS_LAZY, Fp8LazyMainloop, Fp8Mainloop>>;

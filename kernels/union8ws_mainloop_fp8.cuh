@@ -41,6 +41,18 @@
 #ifndef PW_WS_TC_SUM
 #define PW_WS_TC_SUM 0
 #endif
+// 1: the overlapped step with less bookkeeping per page and the same bits. It reads its two
+// pages and the Q8 address through warp_uniform (union8ws_shared.cuh): the compiler then makes
+// the wgmma descriptors in uniform registers and knows that the whole warp takes each branch on
+// seen, so it needs no reconvergence point there and the __syncwarp() before the next wgmma
+// finds the warp converged. A warp whose query does not see a page leaves P and a as they are
+// (the group's frags start at 0) instead of writing P = 0 and a = 1: the rows of O_p that its
+// P gives are its own, and its fold skips that page.
+#ifndef PW_WS_TRIM
+#define PW_WS_TRIM 0
+#endif
+static_assert(!PW_WS_TRIM || (PW_WS_OVERLAP && !PW_WS_TC_SUM),
+              "PW_WS_TRIM trims the overlapped step of the cluster kernel's arithmetic");
 
 namespace pageweaver {
 namespace union8ws {
@@ -125,7 +137,8 @@ struct Fp8QTile {
   float rf_lo, rf_hi;  // Q8's row factors (log2 units)
 
   __device__ __forceinline__ Fp8QTile(uint32_t q_tile, int tid)
-      : warp(tid >> 5), g((tid & 31) >> 2), t(tid & 3), q8(q_tile), ones(q_tile + kOnesOffset) {
+      : warp(tid >> 5), g((tid & 31) >> 2), t(tid & 3),
+        q8(PW_WS_TRIM ? warp_uniform(q_tile) : q_tile), ones(q_tile + kOnesOffset) {
     if constexpr (PW_WS_TC_SUM) fill_ones(ones, tid);
   }
   template <class Ring>
@@ -140,7 +153,7 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
   // exponentials of columns 0 .. 63; softmax_b: columns 64 .. 127 and the running sums), each
   // filling half of the P fragments, so each can run behind one half of the previous PV.
   struct Frag {
-    uint32_t p[kKSteps][4];  // P8, the A fragments of PV
+    uint32_t p[kKSteps][4] = {};  // P8, the A fragments of PV (0 in a new Frag)
     SoftmaxSums st;
     float al_lo, al_hi;      // a = 2^(m - m') of rows g, g + 8
   };
@@ -151,9 +164,9 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
       : Fp8QTile(q_tile, tid) {}
 
   // My warp's softmax step on page pg, part A then part B (P = 0 and a = 1 when my query
-  // does not see the page).
+  // does not see the page; PW_WS_TRIM: P and a as they were).
+  static constexpr bool kZeroUnseen = !PW_WS_TRIM || !kSoftmaxStep;
   __device__ __forceinline__ void softmax_a(const Page& pg, Frag& f) {
-    f.al_lo = f.al_hi = 1.f;
     const int vis = pg.seen();
     if (vis > 0 && kSoftmaxStep) {
       if (vis < kPage) {  // causal / length tail inside this page
@@ -163,7 +176,8 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
         softmax_max<false>(d, kPage, t, rf_lo, rf_hi, m_lo, m_hi, f.al_lo, f.al_hi, f.st);
         softmax_exps<false, 0, 2, !PW_WS_TC_SUM>(d, kPage, t, rf_lo, rf_hi, f.st, f.p);
       }
-    } else {
+    } else if constexpr (kZeroUnseen) {
+      f.al_lo = f.al_hi = 1.f;
 #pragma unroll
       for (int ks = 0; ks < 2; ++ks) f.p[ks][0] = f.p[ks][1] = f.p[ks][2] = f.p[ks][3] = 0u;
     }
@@ -177,7 +191,7 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
         softmax_exps<false, 2, 4, !PW_WS_TC_SUM>(d, kPage, t, rf_lo, rf_hi, f.st, f.p);
       }
       if constexpr (!PW_WS_TC_SUM) add_sums(f.al_lo, f.al_hi, f.st);
-    } else {
+    } else if constexpr (kZeroUnseen) {
 #pragma unroll
       for (int ks = 2; ks < 4; ++ks) f.p[ks][0] = f.p[ks][1] = f.p[ks][2] = f.p[ks][3] = 0u;
     }
@@ -229,9 +243,10 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
   // next page runs behind them, the second half of PV is issued after the first is folded and
   // runs during part B.
   template <class Ring>
-  __device__ __forceinline__ void step(const Ring& w, const Page& cur, const Frag& f,
-                                       const Page& nxt, Frag& f_nxt) {
+  __device__ __forceinline__ void step(const Ring& w, const Page& cur_in, const Frag& f,
+                                       const Page& nxt_in, Frag& f_nxt) {
     if constexpr (PW_WS_OVERLAP) {
+      const Page cur = uniform(cur_in), nxt = uniform(nxt_in);
       issue_qk(d, q8, w.stage(nxt.s()));  // S of the next page (d is free again) ...
       issue_pv<0>(f, w.stage(cur.s()));   // ... then half of O_p of this page
       wgmma_wait<1>();                    // S is there; the PV half still runs
@@ -242,9 +257,13 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
       softmax_b(nxt, f_nxt);
       fold<1>(cur, f);
     } else {  // one product at a time
-      pv_halves(*this, w, cur, f);
-      s_and_softmax(*this, w, nxt, f_nxt);
+      pv_halves(*this, w, cur_in, f);
+      s_and_softmax(*this, w, nxt_in, f_nxt);
     }
+  }
+  // The page as warp_uniform reads it (PW_WS_TRIM), else as it is.
+  __device__ __forceinline__ static Page uniform(const Page& pg) {
+    return PW_WS_TRIM ? Page{static_cast<int>(warp_uniform(pg.packed))} : pg;
   }
   template <class Ring>
   __device__ __forceinline__ void last(const Ring& w, const Page& cur, const Frag& f) {

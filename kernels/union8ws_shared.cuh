@@ -95,6 +95,12 @@ __device__ __forceinline__ uint2 lds64(uint32_t addr) {
 __device__ __forceinline__ void sts(uint32_t addr, int v) {
   asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
 }
+// A value every lane of the warp holds, read back through redux.sync (every lane must call):
+// the compiler then keeps it, and what is computed from it, in uniform registers, and treats
+// branches on it as taken by the whole warp.
+__device__ __forceinline__ uint32_t warp_uniform(uint32_t v) {
+  return __reduce_min_sync(0xffffffffu, v);
+}
 
 }  // namespace union8ws
 }  // namespace pageweaver

@@ -4,10 +4,11 @@ its register budget and launches with the registers of its split: a CPU-only SAS
 Each build the front end can ask for (``fp8_build_options`` of ``pageweaver_edu.gpu.union8ws``:
 the fast mode, its trimmed step, its measured alternatives, the accurate mode, the serial
 schedule, the timing ablations, and a two-stage ring; the BF16 entry comes with every build) is
-compiled once and disassembled. Per entry: no stack, no spills, no local memory; the warpgroups resize their
-registers (``setmaxnreg``) and no instruction names a register at or above the consumers'
-budget (``kConsumerRegs``); the FP8 entry multiplies on FP8 tensor cores (QGMMA E4M3; no HGMMA
-outside the timing ablations) unless the build drops the products, the BF16 entry on BF16 ones.
+compiled once and disassembled. Per entry: no stack, no spills, no local memory; the warpgroups
+resize their registers (``setmaxnreg``) and no instruction names a register at or above the
+consumers' budget (``kConsumerRegs``); the FP8 entry multiplies on FP8 tensor cores (QGMMA E4M3;
+no HGMMA outside the timing ablations) unless the build drops the products, the BF16 entry on
+BF16 ones.
 
 The register split: the kernel launches 384 threads with the registers ptxas gives the entry
 (R per thread); the producer warpgroup lowers itself to ``kProducerRegs`` with

@@ -104,9 +104,16 @@ def error_lines(errors: list[dict]) -> list[str]:
     return lines
 
 
-def live_regroup_us(analysis, windows=(64, 128), reps: int = 50) -> dict[str, float]:
+def live_windows(analysis) -> list[int]:
+    """The W the regroup kernel is timed at live: W64 and W128 where the analysis reports
+    them (the orderings the estimate has records of; a report at other windows times none)."""
+    return [w for w in (64, 128) if f"W{w}" in analysis.stats]
+
+
+def live_regroup_us(analysis, windows=None, reps: int = 50) -> dict[str, float]:
     """Median µs of the GPU regroup kernel on this capture at each W (needs a GPU); every π
-    is checked against the CPU one of the analysis first (AssertionError when they differ)."""
+    is checked against the CPU one of the analysis first (AssertionError when they differ).
+    ``windows`` default: :func:`live_windows`."""
     from ..gpu import regroup_launch
     from ..gpu.timing import bench_gpu
     from ..notebook.live import cuda_capture
@@ -115,7 +122,7 @@ def live_regroup_us(analysis, windows=(64, 128), reps: int = 50) -> dict[str, fl
     topk, lengths = cuda_capture(cap, announce=False)  # the page and --json stay clean
     n, k = cap.topk.shape
     out = {}
-    for w in windows:
+    for w in live_windows(analysis) if windows is None else windows:
         plan = regroup_launch(n, 1, k, analysis.grouping.with_window(w), cap.request_offsets,
                               cap.page_size)
         perm = plan.run(topk, lengths)

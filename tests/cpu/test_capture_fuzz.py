@@ -1,24 +1,21 @@
 """The capture readers under structure-aware fuzzing (:mod:`tests.helpers.fuzz_captures`):
 every case ends in a capture or one PageWeaverInputError line, each within 10 s, and the
-child process that reads them all stays under a 3 GiB address-space cap (RLIMIT_AS: going
-past it kills the child, which fails the test) and a 1 GiB peak RSS. ``PAGEWEAVER_FUZZ_SEED``
+child process that reads them all stays under a 3 GiB data cap (:mod:`tests.helpers.memory_cap`:
+going past it fails the child, which fails the test) and a 1 GiB peak RSS. ``PAGEWEAVER_FUZZ_SEED``
 picks another set of cases."""
 
 import json
 import os
-import resource
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers.memory_cap import cap_data
+
 CASES = 200
-CAP_AS = 3 << 30
 CAP_RSS_MIB = 1024
 ROOT = Path(__file__).resolve().parents[2]
 
-
-def _cap_memory():
-    resource.setrlimit(resource.RLIMIT_AS, (CAP_AS, CAP_AS))
 
 
 def test_fuzzed_captures_are_read_or_refused_within_the_caps(tmp_path):
@@ -26,7 +23,7 @@ def test_fuzzed_captures_are_read_or_refused_within_the_caps(tmp_path):
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     proc = subprocess.run(
         [sys.executable, "-m", "tests.helpers.fuzz_captures", seed, str(CASES), str(tmp_path)],
-        capture_output=True, text=True, timeout=240, preexec_fn=_cap_memory, env=env,
+        capture_output=True, text=True, timeout=240, preexec_fn=cap_data, env=env,
         cwd=ROOT)
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     assert proc.returncode == 0 and len(rows) == CASES, (proc.returncode, proc.stderr[-2000:],

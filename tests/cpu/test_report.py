@@ -21,6 +21,7 @@ from pageweaver_edu.report.estimate import (
     estimate_lines,
     fit_errors,
     fit_points,
+    live_windows,
     load_records,
     time_estimate,
 )
@@ -151,6 +152,14 @@ def test_time_estimate_with_a_gpu_uses_the_live_regroup():
     est = time_estimate(a, load_records(), live=lambda _: {"W2": 5.0, "W4": 7.0})
     assert est["rows"]["W4"]["c_online_source"].startswith("the GPU regroup timed live")
     assert est["rows"]["W4"]["c_online_us"] == 7.0
+
+
+def test_live_regroup_times_only_the_windows_the_report_has():
+    """A report at W600 with g = 600 times no regroup live (W64 is no window of g = 600),
+    the default report W64 and W128."""
+    cap = make_preset("cap16k-high-overlap")
+    assert live_windows(analyze_capture(cap, quiet=True)) == [64, 128]
+    assert live_windows(analyze_capture(cap, group=600, windows=(600,), quiet=True)) == []
 
 
 def test_report_progress_shows_only_when_asked(tmp_path):

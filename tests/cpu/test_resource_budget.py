@@ -1,10 +1,9 @@
 """Small hostile files that used to cost gigabytes or minutes, through the real ``pageweaver``
 command in a child process: each ends in one error line (exit 2) or a result within 30 s, under
-a 3 GiB address-space cap and below 2 GiB peak RSS."""
+a 3 GiB data cap (:mod:`tests.helpers.memory_cap`) and below 2 GiB peak RSS."""
 
 import io
 import os
-import resource
 import subprocess
 import sys
 import zipfile
@@ -14,10 +13,11 @@ import numpy as np
 import pytest
 import torch
 
+from tests.helpers.memory_cap import cap_data
 from tests.helpers.zip_tools import patch_declared
 
 ROOT = Path(__file__).resolve().parents[2]
-CAP_AS, BUDGET_S, BUDGET_RSS_KIB = 3 << 30, 30, 2 << 20
+BUDGET_S, BUDGET_RSS_KIB = 30, 2 << 20
 
 
 def bz2_bomb(path: Path) -> None:
@@ -63,9 +63,6 @@ CASES = {
 }
 
 
-def _cap_memory():
-    resource.setrlimit(resource.RLIMIT_AS, (CAP_AS, CAP_AS))
-
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_hostile_file_within_the_budget(tmp_path, name):
@@ -76,7 +73,7 @@ def test_hostile_file_within_the_budget(tmp_path, name):
     timed = ["/usr/bin/time", "-f", "%e %M"] if Path("/usr/bin/time").exists() else []
     proc = subprocess.run(
         [*timed, sys.executable, "-m", "pageweaver_edu.cli", command, file_name, *options],
-        capture_output=True, text=True, timeout=BUDGET_S, preexec_fn=_cap_memory, env=env,
+        capture_output=True, text=True, timeout=BUDGET_S, preexec_fn=cap_data, env=env,
         cwd=tmp_path)
     lines = proc.stderr.splitlines()
     if timed:

@@ -7,7 +7,8 @@ methods, declared sizes rewritten in the directory) and torch archives (dtypes, 
 transposed and strided views, meta, negative, conjugate, nested, sparse and quantized tensors,
 subclasses, lists, the legacy format, storages cut short). Every case must end in a
 :class:`~pageweaver_edu.core.inputs.PageWeaverInputError` or a capture, within the time cap;
-the parent test sets the memory cap (RLIMIT_AS) and reads one JSON line per case.
+the parent test sets the memory cap (:mod:`tests.helpers.memory_cap`) and reads one JSON
+line per case.
 
 Run as ``python -m tests.helpers.fuzz_captures SEED COUNT FOLDER``.
 """

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from ..core.inputs import PageWeaverInputError
 from ..replay.fp8 import P_SCALE_LOG2
-from ..replay.tensor_core import MMA_MANTISSA_BITS
 from .bf16_tiles import Bf16HalfPages, bf16_half_pages
 from .fp8_tiles import TILE_BYTES, Fp8Cache
 from .loader import GPULaunchError, multiprocessors
@@ -54,11 +53,10 @@ def min_entry_registers() -> int:
 def emulation_options(tc_sum: bool = False, lazy: bool = False, accurate: bool = False) -> dict:
     """Keyword arguments of :func:`pageweaver_edu.replay.fp8.fp8_union_attention` that emulate
     the FP8 build with these options: the P scale, the lazy rescale, which probabilities l
-    sums, the two-level Q and P of the accurate mode, and the FP8 tensor core's accumulator
-    (:mod:`pageweaver_edu.replay.tensor_core`)."""
+    sums, and the two-level Q and P of the accurate mode."""
     return {"p_shift": LAZY_SHIFT if lazy else P_SCALE_LOG2,
             "lazy_tau": LAZY_TAU if lazy else None, "p8_sums": bool(tc_sum),
-            "operands": "two_level" if accurate else "e4m3", "mma_bits": MMA_MANTISSA_BITS}
+            "operands": "two_level" if accurate else "e4m3"}
 
 
 def fp8_build_options(ablate: str = "full", overlap: bool = True, tc_sum: bool = False,

@@ -86,15 +86,8 @@ def quantize_q_rows(q):
     return to_e4m3(x * inv[..., None]), scale
 
 
-def two_level_parts(x):
-    """The high and low E4M3 parts of float32 ``x``, as float32: ``e4m3(x)`` and
-    ``e4m3(x - e4m3(x))``."""
-    hi = to_e4m3(x).float()
-    return hi, to_e4m3(x.float() - hi).float()
-
-
 def two_level(x):
     """``e4m3(x) + e4m3(x - e4m3(x))`` of float32 ``x`` as float32 (exact: the two parts share
     no bits), the value a high and a low E4M3 operand multiply together."""
-    hi, lo = two_level_parts(x)
-    return hi + lo
+    hi = to_e4m3(x).float()
+    return hi + to_e4m3(x.float() - hi).float()

@@ -20,7 +20,7 @@ Kernel arithmetic, per KV head h, query i, Q head j (a "row"), every op in FP32:
 
 The accurate mode of the warp-specialized kernel (``operands="two_level"``) keeps the FP8
 cache and the FP8 tensor cores and feeds Q and P as two E4M3 parts each, a high part and the
-E4M3 rounding of its residual, on the same scale (:func:`.e4m3.two_level`):
+E4M3 rounding of its residual, on the same scale (:func:`two_level`):
 ``q8 = e4m3(x) + e4m3(x - e4m3(x))`` with ``x = q * (448 / amax)`` (four more k-steps of QK),
 and ``e4m3(p) + e4m3(p - e4m3(p))`` for P (a second PV product into the same page product); l
 still sums the FP32 ``p``. ``operands="bf16"`` is the alternative it was measured against:
@@ -39,29 +39,27 @@ import numpy as np
 from ..core.attention import reference_attention, softmax_scale
 from ..core.inputs import PageWeaverInputError, as_positions
 from ..core.supports import canonical_rows
-from .e4m3 import Fp8KV, amax_scale, quantize_q_rows, to_e4m3, two_level_parts
-from .tensor_core import mma_steps
+from .e4m3 import Fp8KV, amax_scale, quantize_q_rows, to_e4m3, two_level
 
 P_SCALE_LOG2 = 8  # probabilities are scaled by 2^8 before the E4M3 conversion
 HEADS, PAGE, DIM = 16, 128, 128
 OPERANDS = ("e4m3", "two_level", "bf16")  # the A operands of QK and PV (fp8_union_attention)
 
 
-def _p_parts(p, operands: str) -> tuple:
-    """P as the PV product's A operand, in the parts the kernel issues: E4M3, the high and low
-    E4M3 parts, or BF16 (float32 values)."""
+def _round_p(p, operands: str):
+    """P as the PV product's A operand: E4M3, two-level E4M3 or BF16."""
     import torch
 
     if operands == "two_level":
-        return two_level_parts(p)
+        return two_level(p)
     if operands == "bf16":
-        return (p.float().to(torch.bfloat16).float(),)
-    return (to_e4m3(p).float(),)
+        return p.float().to(torch.bfloat16)
+    return to_e4m3(p)
 
 
 def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32, chunk, *,
                   p_shift=P_SCALE_LOG2, q_rowscale=True, descending=False, lazy_tau=None,
-                  p8_sums=False, operands="e4m3", mma_bits=None):
+                  p8_sums=False, operands="e4m3"):
     """One KV head: q ``[N, 16, D]`` (float32), k8/v8 ``[pages, P, D]`` (float values)."""
     import torch
 
@@ -71,19 +69,13 @@ def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32
         qv, qs = q.to(dt), torch.ones(q.shape[:2], dtype=dt)
     elif q_fp8 and q_rowscale and operands == "two_level":
         inv, qs = amax_scale(q.float().abs().amax(dim=-1))
-        q_parts, qs = two_level_parts(q.float() * inv[..., None]), qs.to(dt)
-        qv = sum(q_parts).to(dt)
+        qv, qs = two_level(q.float() * inv[..., None]).to(dt), qs.to(dt)
     elif q_fp8 and q_rowscale:
         q8, qs = quantize_q_rows(q)
         qv, qs = q8.to(dt), qs.to(dt)
     else:  # no per-row scale: q goes to E4M3 as it is
         qv = to_e4m3(q).to(dt) if q_fp8 else q.to(dt)
         qs = torch.ones(q.shape[:2], dtype=dt)
-    if not (q_fp8 and q_rowscale and operands == "two_level"):
-        q_parts = (qv,)
-    # the FP8 tensor core's accumulator (replay.tensor_core), where FP8 products are emulated
-    q_bits = mma_bits if fp32 and q_fp8 and operands != "bf16" else None
-    p_bits = mma_bits if fp32 and p_fp8 and operands != "bf16" else None
     c = (torch.tensor(ks, dtype=torch.float32) * torch.tensor(scale_log2, dtype=torch.float32))
     rf = qs * c.to(dt)  # per row: S -> log2 units
     kf, vf = k8.to(dt), v8.to(dt)
@@ -104,7 +96,7 @@ def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32
             if not bool(active.any()):
                 continue
             pc = pid.clamp(min=0)
-            s = mma_steps("bhd,btd->bht", [x[lo:hi].to(dt) for x in q_parts], kf[pc], q_bits)
+            s = torch.einsum("bhd,btd->bht", qv[lo:hi], kf[pc])
             valid = ((pc[:, None] * PAGE + offs) < lim[:, None]) & active[:, None]
             smax = torch.where(valid[:, None, :], s, -torch.inf).amax(dim=-1)
             act = active[:, None]
@@ -119,10 +111,12 @@ def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32
             neg = (torch.tensor(pshift, dtype=dt) - m_new).double()  # rounded like the kernel
             y = (s.double() * rf[lo:hi, :, None].double() + neg[:, :, None]).to(dt)
             p = torch.where(valid[:, None, :], torch.exp2(y), 0.0)
-            p_parts = [x.to(dt) for x in _p_parts(p, operands)] if p_fp8 else [p]
-            psum = (sum(p_parts) if p8_sums else p).sum(dim=-1)
-            lsum = torch.where(act, lsum * alpha + psum, lsum)
-            opage = mma_steps("bht,btd->bhd", p_parts, vf[pc], p_bits)
+            if p_fp8:
+                pq = _round_p(p, operands).to(dt)
+            else:
+                pq = p
+            lsum = torch.where(act, lsum * alpha + (pq if p8_sums else p).sum(dim=-1), lsum)
+            opage = torch.einsum("bht,btd->bhd", pq, vf[pc])
             acc = torch.where(act[:, :, None], (acc.double() * alpha[:, :, None].double()
                                                 + opage.double()).to(dt), acc)
             m = m_new
@@ -135,7 +129,7 @@ def _emulate_head(q, k8, v8, ks, vs, rows, limit, scale_log2, q_fp8, p_fp8, fp32
 def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale=None, *,
                         q_fp8=True, p_fp8=True, fp32=True, bf16_out=True, chunk=256,
                         p_shift=P_SCALE_LOG2, q_rowscale=True, q_exp=0, descending=False,
-                        lazy_tau=None, p8_sums=False, operands="e4m3", mma_bits=None):
+                        lazy_tau=None, p8_sums=False, operands="e4m3"):
     """The FP8 Union8 kernel's output, emulated on the CPU.
 
     The result does not depend on the grouping or π (rows never share state).
@@ -172,12 +166,8 @@ def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale
         Sum the E4M3 probabilities (the tensor-core row sums) instead of the FP32 ones.
     operands : str
         The A operands of QK and PV: ``"e4m3"`` (the fast mode), ``"two_level"`` (the accurate
-        mode: a high plus a low E4M3 part, :func:`.e4m3.two_level`) or ``"bf16"`` (Q as read, P in
+        mode: a high plus a low E4M3 part, :func:`two_level`) or ``"bf16"`` (Q as read, P in
         BF16).
-    mma_bits : int, optional
-        Emulate the FP8 tensor core's accumulator: the FP32 sum keeps this many mantissa bits
-        after each k-step (:func:`.tensor_core.mma_steps`; the hardware's:
-        :data:`.tensor_core.MMA_MANTISSA_BITS`); None: exact FP32 products.
 
     Returns
     -------
@@ -219,7 +209,7 @@ def fp8_union_attention(q, kv: Fp8KV, topk, causal_pos=None, lengths=None, scale
             qh, kv.k8[:, h].cpu().float(), kv.v8[:, h].cpu().float(), float(kv.k_scale[h]),
             float(kv.v_scale[h]), rows, limit, scale_log2, q_fp8, p_fp8, fp32, chunk,
             p_shift=p_shift, q_rowscale=q_rowscale, descending=descending, lazy_tau=lazy_tau,
-            p8_sums=p8_sums, operands=operands, mma_bits=mma_bits))
+            p8_sums=p8_sums, operands=operands))
     out = torch.cat(outs, dim=1)
     if not bool(torch.isfinite(out).all()):
         raise PageWeaverInputError(f"scale {scale!r} makes the FP32 scores overflow: the output "

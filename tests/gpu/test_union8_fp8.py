@@ -19,7 +19,6 @@ from pageweaver_edu.core.union_plan import prepare_unions
 from pageweaver_edu.regroup.bitmap import greedy_regroup
 from pageweaver_edu.replay.e4m3 import Fp8KV
 from pageweaver_edu.replay.fp8 import fp8_union_attention, nrms, reference_on_cache
-from pageweaver_edu.replay.tensor_core import MMA_MANTISSA_BITS
 from pageweaver_edu.workloads import make_preset
 from tests.helpers.gpu_cases import (
     HEADS,
@@ -84,11 +83,10 @@ def _check(out, q, cache, topk, cpos, lens, rows=None, emulation=None):
     ls = None if lens is None else lens[rows]
     got = out[torch.from_numpy(rows).cuda()].float().cpu()
     ref = reference_on_cache(qs, kv, ts, cs, ls)
-    emulation = {"mma_bits": MMA_MANTISSA_BITS, **(emulation or {})}  # the FP8 tensor core
-    emu = fp8_union_attention(qs, kv, ts, cs, ls, **emulation).float()
+    emu = fp8_union_attention(qs, kv, ts, cs, ls, **(emulation or {})).float()
     e_ref, e_emu = nrms(got, ref), nrms(got, emu)
-    lazy = emulation.get("lazy_tau") is not None
-    if emulation.get("operands") == "two_level":
+    lazy = (emulation or {}).get("lazy_tau") is not None
+    if (emulation or {}).get("operands") == "two_level":
         nrms_max, emu_bound = NRMS_MAX_ACCURATE, min(EMU_MAX_ACCURATE,
                                                      EMU_FRACTION_ACCURATE * e_ref)
     else:

@@ -38,11 +38,15 @@ EMU_MAX = 1e-2       # ... and <= 1% absolute
 # measured 4.2 % on the 64K presets: over the FP8 budget, which is why it is not the default.
 NRMS_MAX_LAZY = 0.045
 # The accurate mode (two-level E4M3 Q and P; emulated: 0.19 % on every preset): at most
-# FlashInfer's sparse kernel's 0.27 % against float64, and its emulation within 0.1 % and half
-# its error against float64.
+# FlashInfer's sparse kernel's 0.27 % against float64. Its distance to the emulation is not
+# small next to that: the emulation multiplies in exact FP32 and the FP8 tensor core does not,
+# and with the low parts carrying the last bits the difference is as large as the error
+# itself (measured on an H100: 0.16-0.25 % against 0.19-0.24 % from float64; the reference
+# record is docs/verification.md). The bound catches a missing or misplaced part, which costs
+# whole percent.
 NRMS_MAX_ACCURATE = 0.003
-EMU_MAX_ACCURATE = 1e-3
-EMU_FRACTION_ACCURATE = 0.5
+EMU_MAX_ACCURATE = 3.5e-3
+EMU_FRACTION_ACCURATE = 1.5
 
 
 def _tensors(rng, n, pages, heads):
@@ -70,7 +74,7 @@ def _check(out, q, cache, topk, cpos, lens, rows=None, emulation=None):
     they can take different references and round P to E4M3 differently from then on. Its bound
     against the emulation is therefore 2.5 times as wide (measured: 1.5-2.1 % against 3.9-4.2 %),
     and against float64 it is NRMS_MAX_LAZY. The accurate mode (``operands="two_level"``) has
-    its own, tighter bounds (NRMS_MAX_ACCURATE, EMU_MAX_ACCURATE, EMU_FRACTION_ACCURATE)."""
+    its own bounds (NRMS_MAX_ACCURATE, EMU_MAX_ACCURATE, EMU_FRACTION_ACCURATE)."""
     import torch
 
     assert not torch.isnan(out).any(), "some output rows were never written"

@@ -3,10 +3,11 @@ event ① (full: the stage is in the slot) and event ② (empty: both CTAs are d
 waited on with the parity of the phase it needs.
 
 The CTAs are two consumer warps of one block here (the real kernel's cluster of two CTAs
-shares the same events through distributed shared memory). The harness fills every slot
-slowly and reads it slowly, so a wait that passes too early shows up as a read of the wrong
-stage (the hazard), and a wait for a phase that never completes shows up as a stuck wait (on
-the CPU, the simulator's deadlock report; on a GPU, a wait that gave up after 1 s). Each CTA
+shares the same events through distributed shared memory). The helpers of ``cuda/ring.cuh``
+count what every wait saw, so a read, release or refill that no wait covers is a hazard on
+every schedule (the slow copies and reads also show it as data where the schedule lets it
+happen), and a wait for a phase that never completes shows up as a stuck wait (on the CPU,
+the simulator's deadlock report; on a GPU, a wait that gave up after 1 s). Each CTA
 must read every stage it needs, in order, exactly once (chapter 06's simulator,
 :func:`pageweaver_edu.replay.pipeline.simulate`, replays the same protocol with durations).
 Puzzle 9 is the ring of the warp-specialized kernel: four slots, and a membership bit per stage

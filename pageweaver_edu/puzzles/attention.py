@@ -11,19 +11,19 @@ import numpy as np
 from ..core.attention import reference_attention
 from ..core.supports import canonical_rows
 from ..core.union_plan import prepare_unions
-from .checks import TODO, Case, Puzzle, page_set
+from .checks import TODO, UNWRITTEN, Case, Puzzle, page_set
 from .engine import Kernel
 
 PAGE, DIM, POOL = 32, 32, 12  # tokens per page (one per lane), head dim (one per lane), pages
 TOLERANCE = 2e-5  # float32 against float64, relative to max(1, |reference|)
 
 SOFTMAX_STARTER = f"""\
-// One warp, one query row, one page of 32 tokens. Lane t holds x = the score of token t in
-// log2 units (q.k * scale * log2 e), -INFINITY where the token is masked (causal or length);
-// lane d holds o = the running output O[d] (not yet divided by l); every lane holds the
-// running max m and sum l. v[t * 32 + d] is V of token t. Fold the page into (m, l, o):
-//   m' = max(m, max_t x_t)   alpha = 2^(m - m')   p_t = 2^(x_t - m')
-//   l = l * alpha + sum_t p_t     o = o * alpha + sum_t p_t v[t][d]      m = m'
+// One warp, one query row, one page of 32 tokens. Lane e holds x = the score of the page's
+// token e in log2 units (q.k * scale / ln 2), -INFINITY where the token is masked (causal or
+// length); lane d holds o = the running output O[d] (not yet divided by l); every lane holds
+// the running max m and sum l. v[e * 32 + d] is V of token e. Fold the page into (m, l, o):
+//   m' = max(m, max_e x_e)   alpha = 2^(m - m')   p_e = 2^(x_e - m')
+//   l = l * alpha + sum_e p_e     o = o * alpha + sum_e p_e v[e][d]      m = m'
 // A page may be partly or wholly masked (and m starts at -INFINITY): never produce a NaN.
 __device__ void softmax_page(float x, const float* v, float& m, float& l, float& o) {{
   // {TODO}
@@ -116,11 +116,16 @@ def _softmax_run(launch, case: Case) -> str | None:
     bad = first_bad_row(out, want)
     if bad is None and not len(nan):
         return None
-    i, dim = bad if bad is not None else (int(nan[0][0]), 0)
+    if len(nan):  # the state went NaN: say so first, even where the output hides it as 0
+        i, j = int(nan[0][0]), int(nan[0][1])
+        head = (f"your (m, l) became NaN on page {rows[i, j]}: the state must stay a number on "
+                f"every page, a wholly masked one and a first page with m = -inf included")
+    else:
+        i, dim = bad
+        head = (f"O[{dim}] = {float(out[i, dim]):.7g}, expected {want[i, dim]:.7g} (float64 "
+                f"reference)")
     lines = [f"query {i} (S_i = {page_set(rows[i][rows[i] >= 0])}, visible tokens < "
-             f"{d['limits'][i]}): O[{dim}] = {float(out[i, dim]):.7g}, expected {want[i, dim]:.7g} "
-             f"(float64 reference); your (m, l) after each page (a NaN is wrong even where "
-             f"the output hides it):"]
+             f"{d['limits'][i]}): {head}; your (m, l) after each page:"]
     for j in range(kp):
         if rows[i, j] >= 0:
             first = rows[i, j] * PAGE
@@ -138,12 +143,13 @@ SOFTMAX_STEP = Puzzle(6, "the online-softmax step of one page", SOFTMAX, SOFTMAX
 # ---- Puzzle 8: a mini Union kernel -------------------------------------------------------------
 
 UNION_STARTER = f"""\
-// One group of `size` <= 8 queries over its union U_G: warp r (of 8) runs execution slot r,
-// the original query perm[r]. pages[x] (x < n_pages) is U_G in ascending order, masks[x] its
-// membership byte (bit r: slot r selects the page). q[i * 32 + d], k / v[(page * 32 + t) * 32 + d]
-// (32 tokens per page, head dim 32); token t of a page is visible to query i when
-// page * 32 + t < limits[i]. Walk U_G, skip the pages your slot does not select, fold each page
-// into the online softmax (lane t scores token t, lane d owns O[d]), and write
+// One group of `size` <= 8 queries over its union U_G, 256 threads: warp r runs member
+// position r, the original query i = perm[r] (π[r]); warps r >= size have no query and
+// write nothing. pages[x] (x < n_pages) is U_G in ascending order, masks[x] its membership
+// byte (bit r: position r selects the page). q[i * 32 + d], k / v[(page * 32 + e) * 32 + d]
+// (32 tokens per page, head dim 32); token e of a page is visible to query i when
+// page * 32 + e < limits[i]. Walk U_G, skip the pages your position does not select, fold each
+// page into the online softmax (lane e scores token e, lane d owns O[d]), and write
 // out[perm[r] * 32 + d] = O[d] / l (0 for a query that sees no token).
 __global__ void union_group(const float* q, const float* k, const float* v, const int* pages,
                             const unsigned char* masks, int n_pages, const int* perm, int size,
@@ -180,20 +186,30 @@ def _union_run(launch, case: Case) -> str | None:
     n = len(d["topk"])
     plan = prepare_unions(d["topk"], d["perm"], group=8)
     pages, masks = plan.group_pages(0)
-    out = np.full((n, DIM), np.nan, np.float32)
-    launch(1, 256, [d["q"], d["k"], d["v"], pages.astype(np.int32).copy(),
-                    masks.astype(np.uint8).copy(), len(pages), plan.perm, n, d["limits"],
+    # Rows n .. 7 of perm, q, limits and out exist, so that a warp r >= size that goes on
+    # reads in bounds and its write shows in an output row no query owns.
+    perm = np.r_[plan.perm, np.arange(n, 8)].astype(np.int32)
+    q = np.r_[d["q"], np.ones((8 - n, DIM), np.float32)]
+    limits = np.r_[d["limits"], np.full(8 - n, PAGE * POOL)].astype(np.int32)
+    out = np.full((8, DIM), UNWRITTEN, np.float32)
+    launch(1, 256, [q, d["k"], d["v"], pages.astype(np.int32).copy(),
+                    masks.astype(np.uint8).copy(), len(pages), perm, n, limits,
                     _scale_log2(), out])
+    extra = [r for r in range(n, 8) if np.any(out[r] != UNWRITTEN)]
+    if extra:
+        return (f"warp {extra[0]} (r >= size = {n}) went on and wrote an output row: warps "
+                f"r >= size have no query (perm, q and limits have size rows, so such a warp "
+                f"reads past them and writes where no query's row is)")
     want = reference_rows(case)
-    bad = first_bad_row(out, want)
+    bad = first_bad_row(out[:n], want)
     if bad is None:
         return None
     i, dim = bad
-    slot = int(np.flatnonzero(plan.perm == i)[0])
-    mine = pages[(masks >> slot) & 1 == 1]
-    state = "was never written (still NaN)" if np.isnan(out[i]).all() else \
+    r = int(np.flatnonzero(plan.perm == i)[0])
+    mine = pages[(masks >> r) & 1 == 1]
+    state = "was never written" if np.all(out[i] == UNWRITTEN) else \
         f"O[{dim}] = {float(out[i, dim]):.7g}, expected {want[i, dim]:.7g} (float64 reference)"
-    return (f"row {i} (execution slot {slot}, perm[{slot}] = {i}; its pages "
+    return (f"row {i} (member position {r}, perm[{r}] = {i}; its pages "
             f"{page_set(mine)} of U_G = {page_set(pages)}, visible tokens < "
             f"{d['limits'][i]}): {state}")
 

@@ -20,6 +20,13 @@ from .engine import Kernel, PuzzleLaunchError, compiler_missing, launch
 
 #: Text every starter holds where the reader's code goes; a source still holding it is unsolved.
 TODO = "YOUR CODE HERE"
+#: The fill of the puzzles' int outputs: a value still equal to it was never written.
+UNWRITTEN = -7
+
+
+def written(value) -> str:
+    """An int output as a message shows it: the value, or that nothing was written there."""
+    return f"{int(value)} (never written)" if int(value) == UNWRITTEN else str(int(value))
 
 
 @dataclass(frozen=True)

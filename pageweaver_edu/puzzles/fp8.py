@@ -69,6 +69,8 @@ def _fp8_cases(rng: np.random.Generator) -> list[Case]:
 def _byte(b: int) -> str:
     b = int(b)
     sign, exponent, mantissa = b >> 7, (b >> 3) & 15, b & 7
+    if exponent == 15 and mantissa == 7:  # E4M3 has no infinity: S.1111.111 is its NaN
+        return f"0x{b:02x} (NaN)"
     value = (2.0 ** (exponent - 7) * (1 + mantissa / 8) if exponent
              else 2.0 ** -6 * mantissa / 8) * (-1) ** sign
     return f"0x{b:02x} ({value:g})"

@@ -11,17 +11,19 @@ import numpy as np
 
 from ..core.bitmap import decode_bitmap, encode_bitmaps, popcount_delta
 from ..core.supports import token_support
-from .checks import TODO, Case, Puzzle, page_set
+from .checks import TODO, UNWRITTEN, Case, Puzzle, page_set, written
 from .engine import Kernel
 
-# ---- Puzzle 1: A_i, one thread per (Top-K slot, token offset) ---------------------------------
+# ---- Puzzle 1: A_i, one thread per (Top-K entry, token offset) --------------------------------
 
 VISIBLE_STARTER = f"""\
-// One block per query i (blockIdx.x), one thread per (Top-K slot, token offset):
-// thread t looks at slot c = t / page_size and offset o = t % page_size.
-// Write tokens[i * k * page_size + t] = the token id p * page_size + o when it is in A_i,
-// else -1. A_i = tokens of the selected pages p >= 0 (a page selected twice counts once:
-// only its first slot writes), with token < lengths[i] and token <= causal_pos[i].
+// One block of k * page_size threads per query i (blockIdx.x), one thread per (Top-K entry,
+// token offset): thread tid looks at entry e = tid / page_size of the row topk[i * k ..
+// i * k + k - 1], page p = topk[i * k + e], and offset o = tid % page_size. Write
+// tokens[i * k * page_size + tid] = the token t = p * page_size + o when t is in A_i, else -1.
+// A_i = tokens of the selected pages p >= 0 (a page selected twice counts once: only its
+// first entry writes its tokens, later ones write -1), with t < lengths[i] (L_i) and
+// t <= causal_pos[i] (c_i).
 __global__ void visible_tokens(const int* topk, int k, int page_size, const int* lengths,
                                const int* causal_pos, int* tokens) {{
   // {TODO}
@@ -58,7 +60,7 @@ def _token_reason(page: int, first: bool, token: int, length: int, causal: int) 
     if page < 0:
         return "padding (page id < 0)"
     if not first:
-        return f"page {page} was already selected by an earlier slot"
+        return f"page {page} was already selected by an earlier entry"
     if token >= length:
         return f"token {token} >= L_i = {length}"
     if token > causal:
@@ -70,7 +72,7 @@ def _visible_run(launch, case: Case) -> str | None:
     d = case.data
     topk, size = d["topk"], d["P"]
     n, k = topk.shape
-    out = np.full(n * k * size, -7, dtype=np.int32)
+    out = np.full(n * k * size, UNWRITTEN, dtype=np.int32)
     launch(n, k * size, [topk.ravel().copy(), k, size, d["lengths"], d["causal"], out])
     out = out.reshape(n, k, size)
     for i in range(n):
@@ -84,22 +86,24 @@ def _visible_run(launch, case: Case) -> str | None:
                 if out[i, c, o] != want:
                     return (f"query {i} (S_i = {page_set(sorted(set(topk[i][topk[i] >= 0])))}, "
                             f"L_i = {d['lengths'][i]}, c_i = {d['causal'][i]}), thread "
-                            f"{c * size + o} (slot {c} = page {page}, offset {o}): wrote "
-                            f"{out[i, c, o]}, expected {want} — "
+                            f"{c * size + o} (entry {c} = page {page}, offset {o}): "
+                            f"wrote {written(out[i, c, o])}, expected {want} — "
                             f"{_token_reason(page, first, token, d['lengths'][i], d['causal'][i])}"
                             f"\n{_visible_diagram(out[i], topk[i], size, visible)}")
     return None
 
 
 def _visible_diagram(out: np.ndarray, row: np.ndarray, size: int, visible: set) -> str:
-    """One line per slot: what each thread wrote (#: a token, .: -1) beside the expected."""
-    lines = ["slot page  yours" + " " * (size - 3) + "expected"]
+    """One line per Top-K entry: what each thread wrote (#: a token, .: -1, ?: neither) beside
+    the expected."""
+    lines = ["entry page  yours" + " " * (size - 3) + "expected   (#: a token of A_i, .: -1, "
+             "?: anything else)"]
     for c, page in enumerate(row):
         first = page >= 0 and page not in row[:c]
-        yours = "".join("#" if v >= 0 else "." for v in out[c])
+        yours = "".join("#" if v >= 0 else "." if v == -1 else "?" for v in out[c])
         want = "".join("#" if first and page * size + o in visible else "."
                        for o in range(size))
-        lines.append(f"{c:>4} {int(page):>4}  {yours}  {want}")
+        lines.append(f"{c:>5} {int(page):>4}  {yours}  {want}")
     return "\n".join(lines)
 
 
@@ -112,10 +116,11 @@ VISIBLE_TOKENS = Puzzle(1, "a query's visible tokens A_i", VISIBLE, VISIBLE_STAR
 WORDS = 4  # B = 128 pages: 4 uint32 words per bitmap
 BITMAP_PRELUDE = f"#define PW_WORDS {WORDS}  // uint32 words per bitmap (B = {32 * WORDS})\n"
 BITMAP_STARTER = f"""\
-// One warp: lane j < n owns query j of the window. Build S_j's bitmap (bit p % 32 of word
-// p / 32 for every selected page p >= 0 in topk[j * k .. j * k + k - 1]) and write it to
-// bits[j * PW_WORDS + w]; then delta[j] = sum over w of popcount(bits_j[w] & ~u[w]), the
-// pages of S_j not yet in the group's union U.
+// One warp: lane j < n owns query j of the window (n <= 32; topk, bits and delta hold n rows,
+// and lanes j >= n own no query: they read and write nothing). Build S_j's bitmap (bit p % 32
+// of word p / 32 for every selected page p >= 0 in topk[j * k .. j * k + k - 1], pages < 32 *
+// PW_WORDS) and write it to bits[j * PW_WORDS + w]; then delta[j] = sum over w of
+// popcount(bits_j[w] & ~u[w]), the pages of S_j not yet in the group's union U.
 __global__ void window_bitmaps(const int* topk, int n, int k, const unsigned* u,
                                unsigned* bits, int* delta) {{
   // {TODO}
@@ -149,8 +154,16 @@ def _bitmap_run(launch, case: Case) -> str | None:
     topk, u = case.data["topk"], case.data["u"]
     n, k = topk.shape
     bits = np.full(32 * WORDS, 0xDEADBEEF, dtype=np.uint32)
-    delta = np.full(32, -7, dtype=np.int32)
-    launch(1, 32, [topk.ravel().copy(), n, k, u, bits, delta])
+    delta = np.full(32, UNWRITTEN, dtype=np.int32)
+    # rows past n hold pages too, so that a lane j >= n that reads them writes something
+    padded = np.r_[topk, np.arange(k)[None, :].repeat(32 - n, axis=0)].astype(np.int32)
+    launch(1, 32, [padded.ravel(), n, k, u, bits, delta])
+    past = [j for j in range(n, 32)
+            if delta[j] != UNWRITTEN or np.any(bits[j * WORDS:(j + 1) * WORDS] != 0xDEADBEEF)]
+    if past:
+        return (f"lane {past[0]} wrote bits[{past[0] * WORDS}..{past[0] * WORDS + WORDS - 1}] or "
+                f"delta[{past[0]}], but the window has n = {n} queries: lanes j >= n own no query "
+                f"(they would read topk past its n rows and write over the next window's)")
     want_bits = encode_bitmaps(topk, 32 * WORDS)
     want_delta = popcount_delta(want_bits, u)
     got = bits.reshape(32, WORDS)[:n]
@@ -164,9 +177,9 @@ def _bitmap_run(launch, case: Case) -> str | None:
                         f"{page_set(32 * w + decode_bitmap([want_bits[j, w]]))})")
         if delta[j] != want_delta[j]:
             new = decode_bitmap(want_bits[j] & ~u)
-            return (f"query {j}: delta = {delta[j]}, expected popcount(b & ~u) summed over the "
-                    f"words = {want_delta[j]}: the pages {page_set(new)} of S_j are not in U = "
-                    f"{page_set(decode_bitmap(u))}")
+            return (f"query {j}: delta = {written(delta[j])}, expected popcount(b & ~u) summed "
+                    f"over the words = {want_delta[j]}: the pages {page_set(new)} of S_j are not "
+                    f"in U = {page_set(decode_bitmap(u))}")
     return None
 
 

@@ -3,10 +3,11 @@ event ① (full: the stage is in the slot) and event ② (empty: both CTAs are d
 waited on with the parity of the phase it needs.
 
 The CTAs are two consumer warps of one block here (the real kernel's cluster of two CTAs
-shares the same events through distributed shared memory). The harness fills every slot
-slowly and reads it slowly, so a wait that passes too early shows up as a read of the wrong
-stage (the hazard), and a wait for a phase that never completes shows up as a stuck wait (on
-the CPU, the simulator's deadlock report; on a GPU, a wait that gave up after 1 s). Each CTA
+shares the same events through distributed shared memory). The helpers of ``cuda/ring.cuh``
+count what every wait saw, so a read, release or refill that no wait covers is a hazard on
+every schedule (the slow copies and reads also show it as data where the schedule lets it
+happen), and a wait for a phase that never completes shows up as a stuck wait (on the CPU,
+the simulator's deadlock report; on a GPU, a wait that gave up after 1 s). Each CTA
 must read every stage it needs, in order, exactly once (chapter 06's simulator,
 :func:`pageweaver_edu.replay.pipeline.simulate`, replays the same protocol with durations).
 Puzzle 9 is the ring of the warp-specialized kernel: four slots, and a membership bit per stage
@@ -18,98 +19,25 @@ from __future__ import annotations
 import numpy as np
 
 from .checks import TODO, Case, Puzzle
-from .engine import Kernel, PuzzleLaunchError
+from .engine import CUDA_DIR, Kernel, PuzzleLaunchError
 
-LOG = 256  # records kept of the protocol's events
+LOG = 256  # records kept of the protocol's events (PW_LOG in cuda/ring.cuh)
+RING_HELPERS = (CUDA_DIR / "ring.cuh").read_text(encoding="utf-8")
+
 
 def ring_prelude(slots: int) -> str:
     """The helpers a ring puzzle gives the reader, for a ring of ``slots`` slots."""
-    return RING_HELPERS.replace("PW_SLOTS_VALUE", str(slots))
+    return f"#define PW_SLOTS {slots}\n{RING_HELPERS}"
 
-
-RING_HELPERS = f"""\
-#define PW_SLOTS PW_SLOTS_VALUE
-#define PW_TILE 32
-#define PW_LOG {LOG}
-struct Ring {{
-  uint64_t full[PW_SLOTS];   // event 1: stage in slot s (1 arrival: the loader's copy)
-  uint64_t empty[PW_SLOTS];  // event 2: slot s free again (2 arrivals: CTA 0 and CTA 1)
-  int tile[PW_SLOTS][PW_TILE];
-  const unsigned char* member;  // member[n]: bit c set when CTA c needs stage n
-  int* log;                  // [0] = records, then (actor, kind, n, s, value) per record
-  int* seen;                 // seen[cta * stages + n] = the stage CTA cta found for stage n
-  int stages;
-  int stuck;
-}};
-enum {{ EV_WAIT_FULL, EV_LOAD, EV_READ, EV_RELEASE, EV_WAIT_EMPTY, EV_STUCK }};
-__device__ void pw_log(Ring& r, int kind, int n, int s, int value) {{
-  const int at = atomicAdd(r.log, 1);
-  if (at < PW_LOG) {{
-    int* e = r.log + 1 + 5 * at;
-    e[0] = threadIdx.x / 32; e[1] = kind; e[2] = n; e[3] = s; e[4] = value;
-  }}
-}}
-__device__ void pw_wait(Ring& r, uint64_t* ev, int kind, int n, int s, unsigned parity) {{
-  if (*(volatile int*)&r.stuck) return;
-  if (!pw_event_wait(ev, parity)) {{  // only on a GPU: the phase never completed
-    *(volatile int*)&r.stuck = 1;
-    pw_log(r, EV_STUCK, n, s, (kind << 1) | (int)(parity & 1u));
-    return;
-  }}
-  if ((threadIdx.x & 31) == 0) pw_log(r, kind, n, s, (int)(parity & 1u));
-}}
-// The loader's side: wait for event 2 of slot s, copy stage n into slot s (completes event 1).
-__device__ void wait_empty(Ring& r, int n, int s, unsigned parity) {{
-  pw_wait(r, &r.empty[s], EV_WAIT_EMPTY, n, s, parity);
-}}
-__device__ void load_stage(Ring& r, int n, int s) {{
-  __nanosleep(1000);  // the copy takes a while: consumers that do not wait read too early
-  volatile int* t = r.tile[s];
-  for (int i = 0; i < PW_TILE; ++i) t[i] = 1000 * n + i;
-  pw_log(r, EV_LOAD, n, s, 0);
-  __threadfence_block();
-  pw_event_arrive(&r.full[s]);
-}}
-// A consumer warp's side: wait for event 1 of slot s, read stage n from it, release it (event 2).
-__device__ void wait_full(Ring& r, int n, int s, unsigned parity) {{
-  pw_wait(r, &r.full[s], EV_WAIT_FULL, n, s, parity);
-}}
-__device__ void consume_stage(Ring& r, int n, int s) {{
-  const int lane = threadIdx.x & 31, cta = threadIdx.x / 32 - 1;
-  volatile int* t = r.tile[s];
-  const int first = t[lane];
-  __nanosleep(20000);  // a slow read: a loader that does not wait overwrites the slot meanwhile
-  __syncwarp();
-  const int again = t[lane];
-  // -2: the slot changed during the read (torn); -1: no stage was ever loaded into it.
-  int found = first != again || (first >= 0 && first % 1000 != lane) ? -2
-              : (first < 0 ? -1 : first / 1000);
-  const int lane0 = __shfl_sync(0xffffffffu, found, 0);
-  if (!__all_sync(0xffffffffu, found == lane0)) found = -2;  // lanes saw different stages
-  if (lane == 0) {{
-    r.seen[cta * r.stages + n] = found;
-    pw_log(r, EV_READ, n, s, found);
-  }}
-}}
-__device__ bool needs_stage(Ring& r, int n) {{  // this consumer CTA's membership bit
-  return (r.member[n] >> (threadIdx.x / 32 - 1)) & 1u;
-}}
-__device__ void release(Ring& r, int n, int s) {{
-  __syncwarp();
-  if ((threadIdx.x & 31) == 0) {{
-    pw_log(r, EV_RELEASE, n, s, 0);
-    pw_event_arrive(&r.empty[s]);  // one arrival per CTA
-  }}
-}}
-"""
 
 RING_STARTER = f"""\
 // Helpers (given): wait_full / wait_empty(r, n, s, parity) wait until the phase of parity
 // `parity` of event full[s] / empty[s] has completed; load_stage(r, n, s) copies stage n into
 // slot s and completes a phase of full[s]; consume_stage(r, n, s) reads stage n from slot s;
-// release(r, n, s) is this CTA's arrival on empty[s]. Stage n uses slot n % PW_SLOTS; a
+// release(r, n, s) is this CTA's arrival on empty[s]. Stage n uses slot s = n % PW_SLOTS; a
 // fresh event is in phase 0, so a wait for parity 1 passes at once and a wait for parity 0
-// waits until the first phase completes.
+// waits until the first phase completes. The loader's helpers run on its one thread; the
+// consumer's are warp-collective: all 32 lanes of a consumer warp call them together.
 __device__ void loader(Ring& r, int stages) {{   // runs on one thread
   // {TODO}
 }}
@@ -128,8 +56,10 @@ __global__ void slot_ring(int stages, const unsigned char* member, int* log, int
       pw_event_init(&r.full[s], 1, full[s]);
       pw_event_init(&r.empty[s], 2, empty[s]);
       for (int i = 0; i < PW_TILE; ++i) r.tile[s][i] = -1;
+      r.copies[s] = r.arrivals[s] = r.seen_empty[s] = 0;
+      r.seen_full[0][s] = r.seen_full[1][s] = r.released[0][s] = r.released[1][s] = 0;
     }
-    r.member = member; r.log = log; r.seen = seen; r.stages = stages; r.stuck = 0;
+    r.member = member; r.log = log; r.seen = seen; r.stages = stages; r.stuck = 0; r.fault = 0;
   }
   __syncthreads();
   if (threadIdx.x == 0) loader(r, stages);
@@ -139,7 +69,8 @@ __global__ void slot_ring(int stages, const unsigned char* member, int* log, int
 RING_PARAMS = (("int", "stages"), ("const unsigned char*", "member"), ("int*", "log"),
                ("int*", "seen"))
 ACTORS = ("loader", "CTA 0 ", "CTA 1 ")
-LEGEND = "threads 0-31 = warp 0 (the loader: thread 0), warp 1 = CTA 0, warp 2 = CTA 1"
+LEGEND = ("threads 0-31 = warp 0 (the loader: thread 0), warp 1 = CTA 0, warp 2 = CTA 1; "
+          "consume_stage and release are warp-collective: all 32 lanes of a consumer call them")
 
 
 def _slot_cases(rng: np.random.Generator) -> list[Case]:
@@ -172,8 +103,41 @@ def _record(e: np.ndarray) -> str:
             3: f"released slot {s} after stage {n} (event 2 of empty[{s}])",
             4: f"waited on empty[{s}] for parity {value}: passed (before stage {n})",
             5: f"waited on {'full' if value >> 1 == 0 else 'empty'}[{s}] for parity {value & 1} "
-               f"(stage {n}): never completed"}[kind]
+               f"(stage {n}): never completed"}.get(kind, f"the error above (stage {n}, slot {s})")
     return f"  {ACTORS[actor] if 0 <= actor < 3 else actor} | {text}"
+
+
+def _fault(e: np.ndarray, slots: int) -> str:
+    """The protocol error the helpers logged (kinds 6-11 of ``cuda/ring.cuh``), explained."""
+    actor, kind, n, s, value = (int(x) for x in e)
+    who = ACTORS[actor].strip() if 0 <= actor < 3 else f"warp {actor}"
+    copy = n // slots + 1  # stage n is the copy number n / PW_SLOTS + 1 into its slot
+    if kind == 6:
+        return (f"{who} passed stage {n} and slot {s} to a helper: stages are 0 .. stages - 1, "
+                f"and stage n uses slot n % PW_SLOTS")
+    what, rule = {
+        7: (f"read before it landed: its last wait on full[{s}] returned after {value} "
+            f"cop{'y' if value == 1 else 'ies'} into the slot, and stage {n} is copy {copy}",
+            f"before each read, wait on full[{s}] for the phase that the stage's copy "
+            f"completes"),
+        8: ("read after this CTA released it",
+            f"release a stage only after reading it: once both CTAs arrived on empty[{s}], "
+            f"the loader may overwrite the slot"),
+        9: (f"released before it landed: its last wait on full[{s}] returned after {value} "
+            f"cop{'y' if value == 1 else 'ies'} into the slot, and stage {n} is copy {copy}",
+            f"wait on full[{s}] for every stage, the ones a CTA skips too: an early arrival on "
+            f"empty[{s}] counts toward the phase of another stage, so the loader may "
+            f"overwrite a slot the other CTA still reads"),
+        10: ("released twice" if value >= copy else
+             f"released, but stage {value * slots + s} of the same slot never was",
+             f"each CTA arrives on empty[{s}] once per stage, in order"),
+        11: (f"copied before both CTAs released stage {n - slots}: the loader's last wait on "
+             f"empty[{s}] returned after {value} completed phase{'' if value == 1 else 's'} of "
+             f"empty[{s}], and refilling the slot for stage {n} needs {copy - 1}",
+             f"before each refill, wait on empty[{s}] for the phase that the releases of the "
+             f"slot's previous stage complete"),
+    }[kind]
+    return f"hazard: {who}, stage {n} (slot {s}): {what}; {rule}"
 
 
 def _timeline(log: np.ndarray, last: int = 18) -> str:
@@ -193,16 +157,20 @@ def _ring_run(launch, case: Case, slots: int) -> str | None:
     try:
         launch(1, 96, [stages, member, log, seen])
     except PuzzleLaunchError as exc:
-        if "deadlock" not in str(exc):
+        if "no thread can go on" not in str(exc):  # a crash or an endless loop
             raise
         stuck = f"{exc}\n({LEGEND})"
     count = min(int(log[0]), LOG)
     records = log[1:1 + 5 * count].reshape(count, 5)
+    faults = records[records[:, 1] >= 6]
+    if len(faults):  # the helpers' bookkeeping: wrong on every schedule, so reported first
+        return f"{_fault(faults[0], slots)}\n{_timeline(log)}"
     if not stuck and np.any(records[:, 1] == 5):
         stuck = "a wait never completed:\n" + _record(records[records[:, 1] == 5][0])
     needs = [(cta, n) for cta in range(2) for n in range(stages) if (member[n] >> cta) & 1]
     read = [(cta, n) for cta in range(2) for n in range(stages) if seen[cta * stages + n] != -7]
-    wrong = [(cta, n) for cta, n in read if seen[cta * stages + n] != n]
+    wrong = [(int(a) - 1, int(n)) for a, kind, n, _, value in records if kind == 2 and value != n]
+    wrong = wrong or [(cta, n) for cta, n in read if seen[cta * stages + n] != n]  # log full
     if wrong:
         cta, n = wrong[0]
         got = int(seen[cta * stages + n])

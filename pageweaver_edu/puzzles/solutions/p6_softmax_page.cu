@@ -11,7 +11,7 @@ __device__ void softmax_page(float x, const float* v, float& m, float& l, float&
   float sum = p;
   for (int d = 16; d > 0; d >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, d);
   float pv = 0.f;
-  for (int t = 0; t < 32; ++t) pv += __shfl_sync(0xffffffffu, p, t) * v[t * 32 + lane];
+  for (int e = 0; e < 32; ++e) pv += __shfl_sync(0xffffffffu, p, e) * v[e * 32 + lane];
   l = l * alpha + sum;
   o = o * alpha + pv;
   m = m_new;

@@ -4,10 +4,10 @@ __global__ void union_group(const float* q, const float* k, const float* v, cons
                             const int* limits, float scale_log2, float* out) {
   const int r = threadIdx.x / 32, lane = threadIdx.x & 31;
   if (r >= size) return;  // a whole warp leaves: no collective of another warp waits for it
-  const int i = perm[r];  // slot r runs original query i: Q row, mask and output row are i's
+  const int i = perm[r];  // position r runs original query i: Q row, mask and output row are i's
   float m = -INFINITY, l = 0.f, o = 0.f;
   for (int x = 0; x < n_pages; ++x) {  // one walk of U_G; every warp sees every page
-    if (!((masks[x] >> r) & 1u)) continue;  // warp-uniform: slot r did not select the page
+    if (!((masks[x] >> r) & 1u)) continue;  // warp-uniform: position r did not select the page
     const int page = pages[x], token = page * 32 + lane;
     float s = 0.f;
     for (int d = 0; d < 32; ++d) s += q[i * 32 + d] * k[(page * 32 + lane) * 32 + d];
@@ -21,7 +21,8 @@ __global__ void union_group(const float* q, const float* k, const float* v, cons
     float sum = p;
     for (int d = 16; d > 0; d >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, d);
     float pv = 0.f;
-    for (int t = 0; t < 32; ++t) pv += __shfl_sync(0xffffffffu, p, t) * v[(page * 32 + t) * 32 + lane];
+    for (int e = 0; e < 32; ++e)
+      pv += __shfl_sync(0xffffffffu, p, e) * v[(page * 32 + e) * 32 + lane];
     l = l * alpha + sum;
     o = o * alpha + pv;
     m = m_new;

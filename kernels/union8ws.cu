@@ -28,10 +28,11 @@
 //                                                                            64..127, l
 //           | fold 1: O = fma(O, a, O_p) | ② of k
 //
-// A warp whose query does not see page k + 1 (seen = 0) gives P = 0 and skips the softmax
-// and the folds; the group's first working page runs its S and softmax alone (first), its
-// last one its PV alone (last). Every mbarrier wait is bounded (PW_WAIT_TIMEOUT_NS): a
-// protocol bug faults the launch instead of hanging the device.
+// A warp whose query does not see page k + 1 (seen = 0) skips the softmax and the folds and
+// leaves its P as it was (its rows of O_p are its own and unused); the group's first working
+// page runs its S and softmax alone (first), its last one its PV alone (last). Every
+// mbarrier wait is bounded (PW_WAIT_TIMEOUT_NS): a protocol bug faults the launch instead of
+// hanging the device.
 #include "union8ws_mainloop_bf16.cuh"
 #include "union8ws_mainloop_fp8.cuh"
 #include "union8ws_mainloop_fp8_lazy.cuh"
@@ -155,8 +156,6 @@ __device__ __forceinline__ void union8ws(const Args& a) {
   consume<Mainloop>(a, base, warp / 4 - 1);
 }
 
-static_assert(!PW_WS_TRIM || (!PW_WS_ACCURATE && !PW_WS_LAZY),
-              "PW_WS_TRIM trims the fast mainloop (union8ws_mainloop_fp8.cuh)");
 using Fp8Build = std::conditional_t<
     PW_WS_ACCURATE, Fp8AccMainloop,
     std::conditional_t<PW_WS_LAZY, Fp8LazyMainloop, Fp8Mainloop>>;

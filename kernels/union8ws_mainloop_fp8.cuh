@@ -3,8 +3,9 @@
 // bitwise identical. Per working page consumer c computes, on its M64 tile (4 queries x 16
 // local heads):
 //   S = Q8 K8^T (Q8 in shared memory, quantized by the consumer at the group's Q stage);
-//   the online-softmax step on each warp whose query sees the page (other warps give P = 0 and
-//   do no exponentials); the causal / length column mask only on a partially visible page;
+//   the online-softmax step on each warp whose query sees the page (other warps do no
+//   exponentials and skip the fold); the causal / length column mask only on a partially
+//   visible page;
 //   O_p = P8 V8 in two halves of 64 output dims, each folded as O = fma(O, a, O_p).
 //
 // Every mainloop (this file, union8ws_mainloop_fp8_lazy.cuh, union8ws_mainloop_fp8acc.cuh,
@@ -41,19 +42,6 @@
 #ifndef PW_WS_TC_SUM
 #define PW_WS_TC_SUM 0
 #endif
-// 1: the overlapped step with less bookkeeping per page and the same bits. It reads its two
-// pages and the Q8 address through warp_uniform (union8ws_shared.cuh): the compiler then makes
-// the wgmma descriptors in uniform registers and knows that the whole warp takes each branch on
-// seen, so it needs no reconvergence point there and the __syncwarp() before the next wgmma
-// finds the warp converged. A warp whose query does not see a page leaves P and a as they are
-// (the group's frags start at 0) instead of writing P = 0 and a = 1: the rows of O_p that its
-// P gives are its own, and its fold skips that page.
-#ifndef PW_WS_TRIM
-#define PW_WS_TRIM 0
-#endif
-static_assert(!PW_WS_TRIM || (PW_WS_OVERLAP && !PW_WS_TC_SUM),
-              "PW_WS_TRIM trims the overlapped step of the cluster kernel's arithmetic");
-
 namespace pageweaver {
 namespace union8ws {
 
@@ -138,7 +126,7 @@ struct Fp8QTile {
 
   __device__ __forceinline__ Fp8QTile(uint32_t q_tile, int tid)
       : warp(tid >> 5), g((tid & 31) >> 2), t(tid & 3),
-        q8(PW_WS_TRIM ? warp_uniform(q_tile) : q_tile), ones(q_tile + kOnesOffset) {
+        q8(q_tile), ones(q_tile + kOnesOffset) {
     if constexpr (PW_WS_TC_SUM) fill_ones(ones, tid);
   }
   template <class Ring>
@@ -160,12 +148,23 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
 
   float d[64], op[32], rs[4];  // S; half of O_p; the page's row sums (PW_WS_TC_SUM)
 
-  __device__ __forceinline__ Fp8Mainloop(const Args&, uint32_t q_tile, int tid)
-      : Fp8QTile(q_tile, tid) {}
+  // The overlapped step of the cluster kernel's arithmetic (PW_WS_OVERLAP without
+  // PW_WS_TC_SUM) reads its two pages and the Q8 address through warp_uniform
+  // (union8ws_shared.cuh): the compiler then makes the wgmma descriptors in uniform registers
+  // and knows that the whole warp takes each branch on seen, so it needs no reconvergence
+  // point there and the __syncwarp() before the next wgmma finds the warp converged.
+  static constexpr bool kUniformPages = PW_WS_OVERLAP && !PW_WS_TC_SUM;
 
-  // My warp's softmax step on page pg, part A then part B (P = 0 and a = 1 when my query
-  // does not see the page; PW_WS_TRIM: P and a as they were).
-  static constexpr bool kZeroUnseen = !PW_WS_TRIM || !kSoftmaxStep;
+  __device__ __forceinline__ Fp8Mainloop(const Args&, uint32_t q_tile, int tid)
+      : Fp8QTile(q_tile, tid) {
+    if constexpr (kUniformPages) q8 = warp_uniform(q8);
+  }
+
+  // My warp's softmax step on page pg, part A then part B. When my query does not see the
+  // page: P = 0 and a = 1; with kUniformPages P and a as they were (the group's frags start at
+  // 0), since the rows of O_p that my P gives are my warp's own and my fold skips the page
+  // (the no_softmax ablation writes P = 0 and a = 1 on every page).
+  static constexpr bool kZeroUnseen = !kUniformPages || !kSoftmaxStep;
   __device__ __forceinline__ void softmax_a(const Page& pg, Frag& f) {
     const int vis = pg.seen();
     if (vis > 0 && kSoftmaxStep) {
@@ -261,9 +260,9 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
       s_and_softmax(*this, w, nxt_in, f_nxt);
     }
   }
-  // The page as warp_uniform reads it (PW_WS_TRIM), else as it is.
+  // The page as warp_uniform reads it (kUniformPages), else as it is.
   __device__ __forceinline__ static Page uniform(const Page& pg) {
-    return PW_WS_TRIM ? Page{static_cast<int>(warp_uniform(pg.packed))} : pg;
+    return kUniformPages ? Page{static_cast<int>(warp_uniform(pg.packed))} : pg;
   }
   template <class Ring>
   __device__ __forceinline__ void last(const Ring& w, const Page& cur, const Frag& f) {

@@ -113,7 +113,7 @@ __device__ __forceinline__ void load_pages(const Args& a, uint32_t base, int lan
 
 // ---------------------------------------------------------------- a consumer's side
 // A working stage of one consumer, packed in one register: ring position s and the tokens of
-// the stage my warp's query sees (0: its rows give P = 0 and skip the softmax and the fold).
+// the stage my warp's query sees (0: its rows skip the softmax and the fold).
 struct Page {
   int packed;  // s | seen << 8
   __device__ __forceinline__ int s() const { return packed & 0xff; }

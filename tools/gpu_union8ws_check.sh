@@ -24,7 +24,7 @@ fi
 export PAGEWEAVER_REQUIRE_GPU=1
 
 # PyCUDA writes its cache file in place: compile each distinct build once, in parallel.
-builds=("union8_fp8.cu" "union_prepare.cu" "regroup.cu" "ws" "ws trim=True" "ws accurate=True"
+builds=("union8_fp8.cu" "union_prepare.cu" "regroup.cu" "ws" "ws accurate=True"
         "ws tc_sum=True" "ws lazy=True" "ws lazy=True tc_sum=True" "ws overlap=False"
         "ws slots=2" "ws accurate=True slots=2" "ws bf16")
 pids=()

@@ -60,24 +60,17 @@ def emulation_options(tc_sum: bool = False, lazy: bool = False, accurate: bool =
 
 
 def fp8_build_options(ablate: str = "full", overlap: bool = True, tc_sum: bool = False,
-                      lazy: bool = False, accurate: bool = False,
-                      trim: bool = False) -> tuple[str, ...]:
+                      lazy: bool = False, accurate: bool = False) -> tuple[str, ...]:
     """The nvcc ``-D`` options of one build of ``union8ws_fp8`` (the parameters are
-    :class:`Fp8WsUnionAttention`'s); the accurate mode has no lazy or tensor-core-sum form, and
-    ``trim`` trims the overlapped step of the cluster kernel's arithmetic only."""
+    :class:`Fp8WsUnionAttention`'s); the accurate mode has no lazy or tensor-core-sum form."""
     if accurate and (tc_sum or lazy):
         raise PageWeaverInputError("accurate=True runs its own arithmetic: it takes neither "
                                    "tc_sum nor lazy")
-    if trim and (tc_sum or lazy or accurate or not overlap):
-        raise PageWeaverInputError("trim=True trims the overlapped step of the cluster "
-                                   "kernel's arithmetic: it takes no tc_sum, lazy, accurate "
-                                   "or overlap=False")
     return (ablation_option(ablate, ABLATIONS),
             f"-DPW_WS_OVERLAP={int(bool(overlap))}",
             f"-DPW_WS_TC_SUM={int(bool(tc_sum))}",
             f"-DPW_WS_LAZY={int(bool(lazy))}",
-            f"-DPW_WS_ACCURATE={int(bool(accurate))}",
-            f"-DPW_WS_TRIM={int(bool(trim))}")
+            f"-DPW_WS_ACCURATE={int(bool(accurate))}")
 
 
 class _Persistent:
@@ -144,9 +137,7 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
     4 % FP8 budget, so it is not the default: its own arithmetic emulates at 3.7 %, the rest
     most likely comes with O accumulated across pages by the FP8 tensor core). ``ablate`` (one
     of :data:`ABLATIONS`) and ``overlap=False`` (products one after the other) build the
-    variants of ``benchmarks/bench_union8ws_steps.py``; so does ``trim=True``, the overlapped
-    step with less bookkeeping per page (``PW_WS_TRIM`` in
-    ``kernels/union8ws_mainloop_fp8.cuh``), outputs bitwise identical to the default build's.
+    variants of ``benchmarks/bench_union8ws_steps.py``.
 
     ``accurate=True`` is the accurate mode: the same cache and FP8 tensor cores, with Q and P
     each fed as a high and a low E4M3 part (``kernels/union8ws_mainloop_fp8acc.cuh``; emulated
@@ -158,17 +149,14 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
 
     source = "union8ws.cu"
     entries = {8: UnionEntry("union8ws_fp8", 1)}
-    #: the builds tools/gpu_precompile.py compiles: the fast mode, its trimmed step and the
-    #: accurate mode
-    prebuilt_options = (fp8_build_options(), fp8_build_options(trim=True),
-                        fp8_build_options(accurate=True))
+    #: the builds tools/gpu_precompile.py compiles: the fast mode and the accurate mode
+    prebuilt_options = (fp8_build_options(), fp8_build_options(accurate=True))
     operand_format = "PPPPPPP"  # q, k, v^T, o, k scales, v scales, group counter
 
     def __init__(self, q, kv: Fp8Cache, causal_pos=None, lengths=None, slots: int = SLOTS,
                  scale=None, out=None, ablate: str = "full", overlap: bool = True,
-                 tc_sum: bool = False, lazy: bool = False, accurate: bool = False,
-                 trim: bool = False):
-        options = fp8_build_options(ablate, overlap, tc_sum, lazy, accurate, trim)
+                 tc_sum: bool = False, lazy: bool = False, accurate: bool = False):
+        options = fp8_build_options(ablate, overlap, tc_sum, lazy, accurate)
         super().__init__(q, kv, causal_pos, lengths, slots, scale, out)
         self.build_options = options
         self.tc_sum, self.lazy, self.accurate = bool(tc_sum), bool(lazy), bool(accurate)

@@ -1,13 +1,14 @@
 """Chapter 12's build-up of the one-SM warp-specialized kernel and chapter 07's cost of the
 FP8 cluster kernel's lockstep, read from the recorded step table
-(``benchmarks/results/union8ws_steps_cap64k_h200.json``, written by
-``benchmarks/bench_union8ws_steps.py``: every row timed in one run)."""
+(``benchmarks/results/union8ws_steps_cap64k_<device>.json``, the newest on any device, written
+by ``benchmarks/bench_union8ws_steps.py``: every row timed in one run; rows of no step here,
+such as a build option timed in the same run, are left out)."""
 
 from __future__ import annotations
 
-from ..records import record_header, recorded_results, result_medians
+from ..records import device_tag, record_header, recorded_results, result_medians
 
-STEM = "union8ws_steps_cap64k_h200"
+STEM = "union8ws_steps_cap64k_h200"  # the newest of that result on any device (records)
 #: Step name -> what it adds, in the order of the build-up (the build options the same run
 #: timed are compared in benchmarks/bench_union8ws_notes.md, not in the chapter).
 STEPS = {
@@ -88,4 +89,6 @@ def lockstep_table(record: dict | None = None) -> str:
 
 def step_record_header() -> str:
     """Where the step table comes from (device, date, commit), printed from the file."""
-    return f"benchmarks/results/{STEM}.json:\n{record_header(recorded_results(STEM))}"
+    rec = recorded_results(STEM)
+    name = f"{STEM.removesuffix('_h200')}_{device_tag(rec.get('device'))}"
+    return f"benchmarks/results/{name}.json:\n{record_header(rec)}"

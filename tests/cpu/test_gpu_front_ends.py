@@ -127,23 +127,6 @@ def test_ablation_builds_compile_with_their_flag(fake):
         g.Fp8UnionAttention(q, kv, ablate="fast")
 
 
-def test_trimmed_build_compiles_with_its_flag_and_only_for_the_overlapped_fast_step(fake):
-    """trim=True builds the one-SM FP8 kernel with PW_WS_TRIM=1 (the default with 0); with
-    tc_sum, lazy, accurate or overlap=False it is refused before anything compiles."""
-    import pageweaver_edu.gpu as g
-
-    plans, _ = _plans(3)
-    plan = g.GpuUnionPlan.from_cpu(plans)
-    q, kv = _kernel_inputs(g.Fp8WsUnionAttention, 203, 3)
-    g.Fp8WsUnionAttention(q, kv, trim=True).run(plan)
-    g.Fp8WsUnionAttention(q, kv).run(plan)
-    for kw in ({"tc_sum": True}, {"lazy": True}, {"accurate": True}, {"overlap": False}):
-        with pytest.raises(PageWeaverInputError, match="trim=True"):
-            g.Fp8WsUnionAttention(q, kv, trim=True, **kw)
-    flags = [[o for o in e[3] if "PW_WS_TRIM" in o] for e in fake if e[0] == "compile"]
-    assert flags == [["-DPW_WS_TRIM=1"], ["-DPW_WS_TRIM=0"]]
-
-
 @pytest.mark.parametrize("cls", UNION_KERNELS, ids=lambda c: c.__name__)
 def test_union_kernels_pick_the_entry_and_pack_the_arguments(fake, cls):
     import pageweaver_edu.gpu as g

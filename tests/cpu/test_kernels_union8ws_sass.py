@@ -2,13 +2,12 @@
 its register budget and launches with the registers of its split: a CPU-only SASS check.
 
 Each build the front end can ask for (``fp8_build_options`` of ``pageweaver_edu.gpu.union8ws``:
-the fast mode, its trimmed step, its measured alternatives, the accurate mode, the serial
-schedule, the timing ablations, and a two-stage ring; the BF16 entry comes with every build) is
-compiled once and disassembled. Per entry: no stack, no spills, no local memory; the warpgroups
-resize their registers (``setmaxnreg``) and no instruction names a register at or above the
-consumers' budget (``kConsumerRegs``); the FP8 entry multiplies on FP8 tensor cores (QGMMA E4M3;
-no HGMMA outside the timing ablations) unless the build drops the products, the BF16 entry on
-BF16 ones.
+the fast mode, its measured alternatives, the accurate mode, the serial schedule, the timing
+ablations, and a two-stage ring; the BF16 entry comes with every build) is compiled once and
+disassembled. Per entry: no stack, no spills, no local memory; the warpgroups resize their
+registers (``setmaxnreg``) and no instruction names a register at or above the consumers'
+budget (``kConsumerRegs``); the FP8 entry multiplies on FP8 tensor cores (QGMMA E4M3; no HGMMA
+outside the timing ablations) unless the build drops the products, the BF16 entry on BF16 ones.
 
 The register split: the kernel launches 384 threads with the registers ptxas gives the entry
 (R per thread); the producer warpgroup lowers itself to ``kProducerRegs`` with
@@ -39,7 +38,6 @@ SOURCES = (KERNELS / "union8ws.cu", KERNELS / "union8ws_shared.cuh")
 ENTRIES = ("union8ws_fp8", "union8ws_bf16")
 BUILDS = {
     "fast": {},
-    "trim": {"trim": True},
     "tc_sum": {"tc_sum": True},
     "lazy": {"lazy": True},
     "lazy_tc_sum": {"lazy": True, "tc_sum": True},

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from pageweaver_edu.notebook import union8ws_steps as steps
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _record(w128):
@@ -21,10 +26,22 @@ def test_only_the_build_up_steps_get_a_ratio():
     assert "ring of copies alone" in rows[-1]
 
 
+def test_rows_of_no_step_are_left_out():
+    """A run may time a build option beside the steps (an A/B row): the table shows the steps."""
+    table = steps.step_table(_record({"ws_overlap_6stages": 720, "ws_overlap_6stages_option": 700}))
+    assert len(table.splitlines()) == 3 and "700" not in table
+
+
 def test_recorded_file_has_every_step():
     table = steps.step_table()
     assert len(table.splitlines()) == 2 + len(steps.STEPS)
     assert "commit" in steps.step_record_header()
+
+
+def test_record_header_names_the_file_it_read():
+    path, header = steps.step_record_header().split(":\n", 1)
+    rec = json.loads((ROOT / path).read_text(encoding="utf-8"))
+    assert f"{rec['device']}, {rec['date']}" in header and f"commit {rec['commit']}" in header
 
 
 def test_lockstep_table_puts_each_ablation_beside_the_one_sm_kernel():

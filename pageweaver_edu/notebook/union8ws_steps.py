@@ -18,6 +18,9 @@ STEPS = {
     "ws_serial_6stages": "the ring grows to 6 slots",
     "ws_overlap_6stages": "intra-warpgroup overlap: next page's QK and this page's PV in "
                           "flight during the softmax (the warp-specialized kernel)",
+    "ws_overlap_6stages_trim": "the same step with warp-uniform pages, and no P written on a "
+                               "page the warp's query does not see (timed beside it in one "
+                               "run, then shipped)",
     "ws_ablate_no_softmax": "ablation of the warp-specialized kernel: no softmax step",
     "ws_ablate_no_mma": "the same: no products",
     "ws_ablate_ring_only": "the same: the ring of copies alone",
@@ -25,7 +28,8 @@ STEPS = {
 }
 
 #: The steps of the build-up itself (each compared with the one before it).
-BUILD_UP = ("cluster", "ws_serial_4stages", "ws_serial_6stages", "ws_overlap_6stages")
+BUILD_UP = ("cluster", "ws_serial_4stages", "ws_serial_6stages", "ws_overlap_6stages",
+            "ws_overlap_6stages_trim")
 
 
 def step_table(record: dict | None = None) -> str:

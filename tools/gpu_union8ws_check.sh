@@ -9,7 +9,7 @@
 # Env: OUT (default /tmp/pw_out), PYTHON, WHEELHOUSE, PRESET (cap64k), REPS (10), SETUP_LIMIT,
 # BENCH_LIMIT and TEST_LIMIT (seconds: 300, 110, 150), TEST_SELECT (pytest -k expression for
 # tests/gpu/test_union8ws.py; default: all but the preset-sized and the largest random cases),
-# SKIP_SETUP=1.
+# SKIP_SETUP=1, SKIP_BENCH=1 (the tests alone).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 PY=${PYTHON:-python3}
@@ -57,9 +57,9 @@ for p in "${pids[@]}"; do wait "$p" || status=1; done
 step_done precompile "$status"
 par=()
 "$PY" -c "import xdist" 2>/dev/null && par=(-n 8)
-step bench "${BENCH_LIMIT:-110}" "$PY" benchmarks/bench_union8.py --fp8 --no-peers \
-  --presets "${PRESET:-cap64k}" --more-heads '' --reps "${REPS:-10}" --baseline-reps 2 \
-  --flex-presets '' --check-rows 32 --out-dir "$O"
+[ -n "${SKIP_BENCH:-}" ] || step bench "${BENCH_LIMIT:-110}" "$PY" benchmarks/bench_union8.py \
+  --fp8 --no-peers --presets "${PRESET:-cap64k}" --more-heads '' --reps "${REPS:-10}" \
+  --baseline-reps 2 --flex-presets '' --check-rows 32 --out-dir "$O"
 step pytest "${TEST_LIMIT:-150}" "$PY" -m pytest -q -p no:cacheprovider "${par[@]}" \
   tests/gpu/test_union8ws_accurate.py tests/gpu/test_union8ws.py \
   -k "accurate or (${TEST_SELECT:-not presets and not preset_and_online and not 1000 and not 700})"

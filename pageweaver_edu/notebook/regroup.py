@@ -109,10 +109,11 @@ def window_curve_figure() -> go.FigureWidget:
     return fig
 
 
-def update_window_curve(fig: go.FigureWidget, topk, g: int, windows=None,
+def update_window_curve(fig: go.FigureWidget, topk, g: int, windows=None, curve=None,
                         **boundaries) -> dict:
-    """Compute :func:`pageweaver_edu.notebook.regroup_cases.window_curve` and redraw ``fig``."""
-    c = window_curve(window_table(topk, Grouping(g, g), **boundaries), windows)
+    """Compute :func:`pageweaver_edu.notebook.regroup_cases.window_curve` and redraw ``fig``
+    (``curve``: that result for these rows, computed before, is drawn as it is)."""
+    c = curve or window_curve(window_table(topk, Grouping(g, g), **boundaries), windows)
     base = c["original"]
     pct = [f"{100.0 * (v - base) / base:+.1f}%" if base else "" for v in c["visits"]]
     with fig.batch_update():

@@ -113,13 +113,15 @@ def window_curve_app(captures: dict, n: int = 2048, g: int = 8):
          "n": w.IntSlider(n, 64, MAX_QUERIES, 64, description="N queries",
                           continuous_update=False),
          "g": w.Dropdown(options=[2, 4, 8], value=g, description="g")}
-    status = w.HTML()
+    status, curves = w.HTML(), {}  # (preset, N, g) -> its curve: a setting seen again only redraws
 
     def draw(_=None):
         cap = captures[c["preset"].value]
         n_q = min(c["n"].value, cap.num_queries)
-        curve = update_window_curve(fig, cap.topk[:n_q], c["g"].value,
-                                    **_capture_kwargs(cap, n_q))
+        key = (c["preset"].value, n_q, c["g"].value)
+        curve = curves[key] = update_window_curve(fig, cap.topk[:n_q], c["g"].value,
+                                                  curve=curves.get(key),
+                                                  **_capture_kwargs(cap, n_q))
         best = min(range(len(curve["windows"])), key=lambda i: (curve["visits"][i], i))
         status.value = (f"smallest union visits at W = {curve['windows'][best]}: "
                         f"{curve['visits'][best]:,} (original order {curve['original']:,})")

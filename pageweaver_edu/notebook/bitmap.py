@@ -172,11 +172,11 @@ class CtaStepper:
         threads = self.trace.threads
         self._load(window, index)
         rounds = len(self.trace.order)
-        if self.trace.threads != threads:  # W changed: warp separators and x range follow
-            with self.fig.batch_update():
+        with self.fig.batch_update():  # one edit, so the browser redraws the figure once
+            if self.trace.threads != threads:  # W changed: warp separators and x range follow
                 self.fig.layout.shapes = _warp_lines(self.trace.threads)
                 self.fig.layout.xaxis.range = [-1, self.trace.threads]
-        update_cta_round(self.fig, self.trace, min(k, rounds - 1), self.start)
+            update_cta_round(self.fig, self.trace, min(k, rounds - 1), self.start)
         return rounds
 
 

@@ -78,13 +78,18 @@ def summary_text(s: dict) -> str:
             + f" · first groups of π: {s['first_groups']}")
 
 
-def update_grouping_view(fig: go.FigureWidget, topk, g: int, W: int, **boundaries) -> dict:
-    """Regroup ``topk`` (g, W) and redraw ``fig`` in place; returns :func:`grouping_summary`."""
+def _regrouped_summary(topk, g: int, W: int, **boundaries) -> dict:
     table = window_table(topk, Grouping(W, g), **boundaries)
-    rows = table.canonical
     perm = regroup_table(table)
-    s = grouping_summary(rows, perm, g, W, boundaries.get("request_offsets"),
-                         int(table.fallback.sum()))
+    return grouping_summary(table.canonical, perm, g, W, boundaries.get("request_offsets"),
+                            int(table.fallback.sum()))
+
+
+def update_grouping_view(fig: go.FigureWidget, topk, g: int, W: int, summary=None,
+                         **boundaries) -> dict:
+    """Regroup ``topk`` (g, W) and redraw ``fig`` in place; returns :func:`grouping_summary`
+    (``summary``: that result for these rows, computed before, is drawn as it is)."""
+    s = summary or _regrouped_summary(topk, g, W, **boundaries)
     idx = list(range(s["groups"]))
     mode = "lines+markers" if s["groups"] <= 128 else "lines"
     with fig.batch_update():

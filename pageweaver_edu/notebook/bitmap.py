@@ -9,6 +9,8 @@ and dash styles carry the meaning, colour only repeats it.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -141,32 +143,40 @@ def update_cta_round(fig: go.Figure, trace: CtaTrace, k: int, start: int = 0) ->
 class CtaStepper:
     """A CTA-round widget over the windows of ``topk``: ``update(window, index, k)``.
 
-    The simulated trace of the current (W, window) is cached, so stepping rounds only redraws;
-    a new window costs one :func:`~pageweaver_edu.replay.regroup_cta.trace_window` call.
-    ``boundaries`` go to it (``lengths``, ``page_size``, ``request_offsets``).
+    The simulated traces of the last :attr:`KEEP` (W, window) pairs are kept, so stepping
+    rounds or going back to a W or window seen before only redraws; a new one costs one
+    :func:`~pageweaver_edu.replay.regroup_cta.trace_window` call. ``boundaries`` go to it
+    (``lengths``, ``page_size``, ``request_offsets``).
     """
 
+    KEEP = 8
+
     def __init__(self, topk, window: int = 128, index: int = 0, group: int = 8, **boundaries):
-        self.topk, self.group, self.kw, self.key = topk, group, boundaries, None
+        self.topk, self.group, self.kw = topk, group, boundaries
+        self.traces: OrderedDict = OrderedDict()  # (W, window) -> (first query, CtaTrace)
         self._load(window, index)
         self.fig = cta_round_figure(self.trace, 0, self.start, widget=True)
 
     def _load(self, window: int, index: int) -> None:
-        if self.key != (window, index):
-            self.key = (window, index)
-            grouping = Grouping(window, self.group)
-            self.start, self.trace = trace_window(self.topk, grouping, index, **self.kw)
+        key = (window, index)
+        if key not in self.traces:
+            self.traces[key] = trace_window(self.topk, Grouping(window, self.group), index,
+                                            **self.kw)
+            if len(self.traces) > self.KEEP:
+                self.traces.popitem(last=False)
+        self.traces.move_to_end(key)
+        self.start, self.trace = self.traces[key]
 
     def update(self, window: int, index: int, k: int) -> int:
         """Show round ``k`` (clipped) of window ``index`` at width W; returns the round count."""
         threads = self.trace.threads
         self._load(window, index)
         rounds = len(self.trace.order)
-        if self.trace.threads != threads:  # W changed: warp separators and x range follow
-            with self.fig.batch_update():
+        with self.fig.batch_update():  # one edit, so the browser redraws the figure once
+            if self.trace.threads != threads:  # W changed: warp separators and x range follow
                 self.fig.layout.shapes = _warp_lines(self.trace.threads)
                 self.fig.layout.xaxis.range = [-1, self.trace.threads]
-        update_cta_round(self.fig, self.trace, min(k, rounds - 1), self.start)
+            update_cta_round(self.fig, self.trace, min(k, rounds - 1), self.start)
         return rounds
 
 

@@ -78,13 +78,18 @@ def summary_text(s: dict) -> str:
             + f" · first groups of π: {s['first_groups']}")
 
 
-def update_grouping_view(fig: go.FigureWidget, topk, g: int, W: int, **boundaries) -> dict:
-    """Regroup ``topk`` (g, W) and redraw ``fig`` in place; returns :func:`grouping_summary`."""
+def _regrouped_summary(topk, g: int, W: int, **boundaries) -> dict:
     table = window_table(topk, Grouping(W, g), **boundaries)
-    rows = table.canonical
     perm = regroup_table(table)
-    s = grouping_summary(rows, perm, g, W, boundaries.get("request_offsets"),
-                         int(table.fallback.sum()))
+    return grouping_summary(table.canonical, perm, g, W, boundaries.get("request_offsets"),
+                            int(table.fallback.sum()))
+
+
+def update_grouping_view(fig: go.FigureWidget, topk, g: int, W: int, summary=None,
+                         **boundaries) -> dict:
+    """Regroup ``topk`` (g, W) and redraw ``fig`` in place; returns :func:`grouping_summary`
+    (``summary``: that result for these rows, computed before, is drawn as it is)."""
+    s = summary or _regrouped_summary(topk, g, W, **boundaries)
     idx = list(range(s["groups"]))
     mode = "lines+markers" if s["groups"] <= 128 else "lines"
     with fig.batch_update():
@@ -109,10 +114,11 @@ def window_curve_figure() -> go.FigureWidget:
     return fig
 
 
-def update_window_curve(fig: go.FigureWidget, topk, g: int, windows=None,
+def update_window_curve(fig: go.FigureWidget, topk, g: int, windows=None, curve=None,
                         **boundaries) -> dict:
-    """Compute :func:`pageweaver_edu.notebook.regroup_cases.window_curve` and redraw ``fig``."""
-    c = window_curve(window_table(topk, Grouping(g, g), **boundaries), windows)
+    """Compute :func:`pageweaver_edu.notebook.regroup_cases.window_curve` and redraw ``fig``
+    (``curve``: that result for these rows, computed before, is drawn as it is)."""
+    c = curve or window_curve(window_table(topk, Grouping(g, g), **boundaries), windows)
     base = c["original"]
     pct = [f"{100.0 * (v - base) / base:+.1f}%" if base else "" for v in c["visits"]]
     with fig.batch_update():

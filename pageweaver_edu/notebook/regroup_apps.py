@@ -80,7 +80,7 @@ def grouping_app(captures: dict, n: int = 1024, g: int = 8, window: int = 64):
                           continuous_update=False),
          "g": w.Dropdown(options=[2, 4, 8], value=g, description="g"),
          "W": w.Dropdown(options=doubling_windows(g), value=window, description="W")}
-    status = w.HTML()
+    status, summaries = w.HTML(), {}  # (preset, N, g, W) -> summary: seen again, only redrawn
 
     def draw(_=None):
         allowed = doubling_windows(c["g"].value)
@@ -91,8 +91,10 @@ def grouping_app(captures: dict, n: int = 1024, g: int = 8, window: int = 64):
             c["W"].observe(draw, names="value")
         cap = captures[c["preset"].value]
         n_q = min(c["n"].value, cap.num_queries)
-        s = update_grouping_view(fig, cap.topk[:n_q], c["g"].value, c["W"].value,
-                                 **_capture_kwargs(cap, n_q))
+        key = (c["preset"].value, n_q, c["g"].value, c["W"].value)
+        s = summaries[key] = update_grouping_view(fig, cap.topk[:n_q], c["g"].value,
+                                                  c["W"].value, summary=summaries.get(key),
+                                                  **_capture_kwargs(cap, n_q))
         status.value = summary_text(s)
         box.summary = s
 
@@ -113,13 +115,15 @@ def window_curve_app(captures: dict, n: int = 2048, g: int = 8):
          "n": w.IntSlider(n, 64, MAX_QUERIES, 64, description="N queries",
                           continuous_update=False),
          "g": w.Dropdown(options=[2, 4, 8], value=g, description="g")}
-    status = w.HTML()
+    status, curves = w.HTML(), {}  # (preset, N, g) -> curve: seen again, only redrawn
 
     def draw(_=None):
         cap = captures[c["preset"].value]
         n_q = min(c["n"].value, cap.num_queries)
-        curve = update_window_curve(fig, cap.topk[:n_q], c["g"].value,
-                                    **_capture_kwargs(cap, n_q))
+        key = (c["preset"].value, n_q, c["g"].value)
+        curve = curves[key] = update_window_curve(fig, cap.topk[:n_q], c["g"].value,
+                                                  curve=curves.get(key),
+                                                  **_capture_kwargs(cap, n_q))
         best = min(range(len(curve["windows"])), key=lambda i: (curve["visits"][i], i))
         status.value = (f"smallest union visits at W = {curve['windows'][best]}: "
                         f"{curve['visits'][best]:,} (original order {curve['original']:,})")

@@ -229,21 +229,29 @@ def update_preset_profile(fig, mask_fig, topk, n: int, group: int, selected: int
     useful = np.divide(edges, denom, out=np.full(len(denom), np.nan), where=denom > 0)
     prof = {"stats": s, "union": s.union_sizes, "edges": edges, "useful": useful,
             "useful_total": s.edges / denom.sum() if denom.sum() else float("nan")}
-    sel, x = min(selected, len(starts) - 1), np.arange(len(starts))
+    x = np.arange(len(starts))
     with fig.batch_update():
         for trace, key in zip(fig.data, ("edges", "union"), strict=True):
             trace.update(x=x.tolist(), y=prof[key].tolist(), customdata=useful.tolist())
         set_title(fig, f"|U<sub>G</sub>| per group: first {n} queries, g = {group}",
                   f"Σ|S<sub>i</sub>| = {s.edges:,}, union visits {s.union_visits:,}, ρ<sub>Q</sub>"
                   f" = {s.rho:.3f}, C4 = {s.c4:,}, useful {prof['useful_total']:.3f}")
+    return {**prof, "mask": update_profile_mask(mask_fig, top, n, group, selected)}
+
+
+def update_profile_mask(mask_fig, topk, n: int, group: int, selected: int) -> dict:
+    """Redraw the mask of group ``selected`` (clipped to the last group) of the first ``n``
+    rows in groups of ``group``, original order; returns :func:`update_group_mask`'s dict."""
+    top = np.asarray(topk)[:n]
+    sel = min(selected, -(-len(top) // group) - 1)
     ids = np.arange(sel * group, min((sel + 1) * group, n))
-    info = update_group_mask(mask_fig, top[ids], prefix=f"group {sel}: ",
+    return update_group_mask(mask_fig, top[ids], prefix=f"group {sel}: ",
                              names=[f"r = {r}: q{i}" for r, i in enumerate(ids)])
-    return {**prof, "mask": info}
 
 
 def preset_profile_app(topk, n: int = 2048, group: int = 8):
-    """Widget over a workload's first ≤ 2,048 rows: N, g and the group whose mask shows."""
+    """Widget over a workload's first ≤ 2,048 rows: N, g and the group whose mask shows (a
+    new group only redraws the mask)."""
     import ipywidgets as w
 
     figs, top = [profile_figure(widget=True), mask_figure(widget=True)], np.asarray(topk)[:2048]
@@ -253,8 +261,15 @@ def preset_profile_app(topk, n: int = 2048, group: int = 8):
              g=w.Dropdown(options=[1, 2, 4, 8], value=group, description="g"),
              G=w.IntSlider(value=0, min=0, max=len(top) // group, description="group G"))
 
+    shown = []  # the (N, g) of the profile drawn
+
     def draw():
         c["G"].max = max(0, -(-c["n"].value // c["g"].value) - 1)
-        update_preset_profile(*figs, top, c["n"].value, c["g"].value, c["G"].value)
+        args = (top, c["n"].value, c["g"].value, c["G"].value)
+        if shown == [args[1:3]]:
+            update_profile_mask(figs[1], *args)
+        else:
+            update_preset_profile(*figs, *args)
+            shown[:] = [args[1:3]]
 
     return _make_app(figs, c, [("n", "g", "G")], draw)

@@ -37,29 +37,40 @@ def _same(a, b) -> bool:
         return False
 
 
-def refresh(widget: go.FigureWidget, fig: go.Figure) -> None:
-    """Make ``widget`` show ``fig`` in one batch: traces updated in place when their types
-    match, and the layout, each with only the properties that differ (all of them, once, when
-    the traces are new: that first full edit is what lets
-    :func:`~..notebook.style.fit_to_output` refit the figure once it is on the page)."""
-    new_traces = [t.type for t in widget.data] != [t.type for t in fig.data]
+def plotly_props(fig: go.Figure) -> dict:
+    """``{"data": [props of each trace, type kept, uid dropped], "layout": props}``: a
+    figure as :func:`refresh` compares it (computed once per setting, with the figure)."""
+    data = []
+    for trace in fig.data:
+        props = trace.to_plotly_json()
+        props.pop("uid", None)
+        data.append(props)
+    return {"data": data, "layout": fig.layout.to_plotly_json()}
+
+
+def refresh(widget: go.FigureWidget, new: dict, old: dict | None) -> None:
+    """Make ``widget``, which shows ``old`` (:func:`plotly_props`; None: nothing yet), show
+    ``new`` in one batch: traces updated in place when their types match, and the layout,
+    each with only the properties that differ (all of them, once, when the traces are new:
+    that first full edit is what lets :func:`~..notebook.style.fit_to_output` refit the
+    figure once it is on the page)."""
+    new_traces = old is None or [t["type"] for t in old["data"]] != [
+        t["type"] for t in new["data"]]
     if new_traces:
         widget.data = []
-        widget.add_traces(list(fig.data))
+        widget.add_traces([dict(t) for t in new["data"]])
+    olds = [{}] * len(new["data"]) if new_traces else old["data"]
     with widget.batch_update():
-        for old, new in zip(widget.data, fig.data, strict=True):
-            now, props = old.to_plotly_json(), new.to_plotly_json()
-            for key in ("type", "uid"):
-                now.pop(key, None)
-                props.pop(key, None)
-            changed = props if new_traces else {
-                k: v for k, v in props.items() if k not in now or not _same(now[k], v)}
+        for trace, now, props in zip(widget.data, olds, new["data"], strict=True):
+            changed = {k: v for k, v in props.items()
+                       if k != "type" and (new_traces or k not in now or not _same(now[k], v))}
             changed |= {k: None for k in now if k not in props}  # gone from the new figure
             if changed:
-                old.update(changed, overwrite=True)
-        now, props = widget.layout.to_plotly_json(), fig.layout.to_plotly_json()
-        changed = props if new_traces else {
-            k: v for k, v in props.items() if k not in now or not _same(now[k], v)}
+                trace.update(changed, overwrite=True)
+        now, props = ({}, new["layout"]) if new_traces else (old["layout"], new["layout"])
+        changed = {k: v for k, v in props.items()
+                   if new_traces or k not in now or not _same(now[k], v)}
+        changed |= {k: None for k in now if k not in props}
         if changed:
             widget.layout.update(changed, overwrite=True)
 
@@ -95,16 +106,19 @@ def capture_app(capture, source: str = "capture", out=None, group: int = 8,
     def analysed(key):  # (g, B, chunk) -> (analysis, figures, status line)
         a = analyze_capture(capture, source, group=key[0], capacity=key[1],
                             chunk_size=key[2] or None, quiet=True)
-        return a, {n: make(a) for n, make in APP_FIGURES.items()}, summary_line(a)
+        return a, {n: plotly_props(make(a)) for n, make in APP_FIGURES.items()}, summary_line(a)
 
     settings = SettingCache(analysed, {0: GROUPS, 1: CAPACITIES,
                                        2: [v for _, v in CHUNK_CHOICES]})
 
+    shown: dict = {}  # name -> plotly_props of the figure it shows
+
     def draw(_=None):
         key = (c["g"].value, c["B"].value, c["chunk"].value)
         a, drawn, line = settings.get(key)
-        for name, fig in drawn.items():
-            refresh(figs[name], fig)
+        for name, props in drawn.items():
+            refresh(figs[name], props, shown.get(name))
+            shown[name] = props
         status.value = line
         box.analysis = a
         settings.ahead(key)

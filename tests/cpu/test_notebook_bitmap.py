@@ -65,6 +65,19 @@ def test_cta_round_figure_updates_in_place():
     assert fig.data[3].text[0] == f"WINNER q{start + trace.order[9]}"
 
 
+def test_cta_stepper_sends_one_edit_per_change_and_keeps_traces():
+    topk = random_topk(n=300)
+    app = CtaStepper(topk, window=128, index=0)
+    for window, index in ((64, 0), (64, 1), (128, 0)):
+        edits = app.fig._last_layout_edit_id  # edits sent to the browser so far
+        app.update(window, index, 3)
+        assert app.fig._last_layout_edit_id == edits + 1  # the browser redraws once
+    assert list(app.traces) == [(64, 0), (64, 1), (128, 0)]
+    kept = app.traces[(64, 0)]
+    app.update(64, 0, 4)
+    assert app.traces[(64, 0)] is kept and app.trace is kept[1]
+
+
 def test_cta_stepper_follows_window_changes():
     topk = random_topk(n=200)
     app = CtaStepper(topk, window=64, index=0)

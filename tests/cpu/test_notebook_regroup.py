@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -187,3 +188,21 @@ def test_window_curve_matches_reference_with_boundaries(case, capacity):
     for w, v in zip(c["windows"], c["visits"], strict=True):
         perm = greedy_regroup_sets(topk, grouping.with_window(w), request_offsets=offsets)
         assert v == union_stats(topk, perm, offsets, group).union_visits
+
+
+def test_chapter_03_apps_redraw_a_setting_seen_before_without_regrouping(monkeypatch):
+    from pageweaver_edu.notebook import regroup
+    from pageweaver_edu.notebook.regroup_apps import grouping_app, window_curve_app
+
+    caps = {"cap64k": make_preset("cap64k")}
+    grouping, curve = grouping_app(caps, n=256), window_curve_app(caps, n=256)
+    first = (grouping.summary, curve.curve, list(curve.fig.data[0].y))
+    for app in (grouping, curve):
+        app.controls["g"].value = 4
+    with monkeypatch.context() as m:  # back to g = 8: nothing is regrouped again
+        m.setattr(regroup, "_regrouped_summary", lambda *a, **k: pytest.fail("regrouped"))
+        m.setattr(regroup, "window_curve", lambda *a, **k: pytest.fail("regrouped"))
+        for app in (grouping, curve):
+            app.controls["g"].value = 8
+    assert grouping.summary is first[0] and curve.curve is first[1]
+    assert list(curve.fig.data[0].y) == first[2] and grouping.status.value != ""

@@ -145,6 +145,21 @@ def test_preset_profile_matches_union_metrics():
     assert f"{stats.union_visits:,}" in subtitle_text(fig)
 
 
+def test_preset_profile_app_redraws_only_the_mask_for_a_new_group(monkeypatch):
+    topk = uniform_workload(300, 64, k=8, seed=1).topk
+    app = vs.preset_profile_app(topk, n=256, group=8)
+    mask_fig = app.figs[1]
+    with monkeypatch.context() as m:  # the profile of the same N and g is not computed again
+        m.setattr(vs, "update_preset_profile", lambda *a: pytest.fail("profile redrawn"))
+        app.controls["G"].value = 7
+    assert app.status.value == ""
+    want = vs.mask_figure(widget=False)
+    vs.update_preset_profile(vs.profile_figure(widget=False), want, topk, 256, 8, 7)
+    got = mask_fig.data[0]
+    assert np.array_equal(got.z, want.data[0].z) and np.array_equal(got.text, want.data[0].text)
+    assert mask_fig.layout.title.text == want.layout.title.text
+
+
 def test_preset_profile_app_updates_in_place():
     topk = uniform_workload(300, 64, k=8, seed=1).topk
     app = vs.preset_profile_app(topk, n=256, group=8)

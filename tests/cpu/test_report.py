@@ -216,3 +216,21 @@ def test_estimate_live_cell_shows_the_record_on_a_cpu(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert run.where == "recorded" and set(run.medians) == set(a.stats)
     assert "union8_fp8_cap64k_h200.json" in out and "ESTIMATE, not a measurement" in out
+
+
+def test_capture_app_shows_the_report_figures_of_each_setting():
+    import plotly.graph_objects as go
+
+    from pageweaver_edu.report.app import APP_FIGURES, capture_app, plotly_props
+    from pageweaver_edu.workloads import capture_like_workload
+
+    cap = capture_like_workload(n=256, prefix_tokens=32768, seed=0)
+    app = capture_app(cap, "small")
+    for key, value in (("g", 4), ("B", 256), ("chunk", 1024), ("g", 8)):
+        app.controls[key].value = value
+        a = analyze_capture(cap, "small", group=app.controls["g"].value,
+                            capacity=app.controls["B"].value,
+                            chunk_size=app.controls["chunk"].value or None, quiet=True)
+        for name, make in APP_FIGURES.items():
+            want = plotly_props(make(a))
+            assert plotly_props(go.Figure(app.figs[name])) == want, (key, name)

@@ -104,8 +104,8 @@ class LiveKernel:
             print(f"GPU present, but {self.title} has no live run yet; the recorded files:")
         else:
             print(f"No GPU here ({device.gpu_unavailable_reason()}).")
-        for stem, rec in records.items():
-            print(f"Showing the recorded H200 result file benchmarks/results/{stem}.json:")
+        for rec in records.values():
+            print(f"Showing the recorded H200 result file benchmarks/results/{rec['file']}:")
             print(record_header(rec))
         return LiveRun(self.recorded(records, **inputs), "recorded", records)
 

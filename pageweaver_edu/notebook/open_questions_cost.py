@@ -111,7 +111,7 @@ def _winner(times: dict, t0: float):
 def _measure(name: str, sweep: dict, lines: list) -> dict | None:
     rec = recorded_results(f"union8_{name}_h200")
     med = result_medians(rec)
-    lines.append(f"{name}: union8_{name}_h200.json\n{record_header(rec)}")
+    lines.append(f"{name}: {rec['file']}\n{record_header(rec)}")
     if "union8_original" not in med:
         lines.append("   no union8_original row in this file")
         return None

@@ -6,7 +6,7 @@ such as a build option timed in the same run, are left out)."""
 
 from __future__ import annotations
 
-from ..records import device_tag, record_header, recorded_results, result_medians
+from ..records import record_header, recorded_results, result_medians
 
 STEM = "union8ws_steps_cap64k_h200"  # the newest of that result on any device (records)
 #: Step name -> what it adds, in the order of the build-up (the build options the same run
@@ -94,5 +94,4 @@ def lockstep_table(record: dict | None = None) -> str:
 def step_record_header() -> str:
     """Where the step table comes from (device, date, commit), printed from the file."""
     rec = recorded_results(STEM)
-    name = f"{STEM.removesuffix('_h200')}_{device_tag(rec.get('device'))}"
-    return f"benchmarks/results/{name}.json:\n{record_header(rec)}"
+    return f"benchmarks/results/{rec['file']}:\n{record_header(rec)}"

@@ -64,13 +64,17 @@ def recorded_results(name: str = "gpu_regroup_h200") -> dict:
     Returns
     -------
     dict
-        ``{"device", "date", "commit", "driver", "cuda", "workload", "results": [...]}``.
+        ``{"device", "date", "commit", "driver", "cuda", "workload", "results": [...]}``, and
+        ``file``: the name of the file read (for a device-tagged stem, the device that won).
     """
     stem = name[:-5] if name.endswith(".json") else name
     for folder in results_dirs():
-        found = [json.loads(p.read_text(encoding="utf-8")) for p in _candidates(folder, stem)]
+        found = [(json.loads(p.read_text(encoding="utf-8")), p.name)
+                 for p in _candidates(folder, stem)]
+        found = [(r, file) for r, file in found if isinstance(r, dict)]
         if found:
-            return max(found, key=lambda r: str(r.get("date", "")) if isinstance(r, dict) else "")
+            record, file = max(found, key=lambda rf: str(rf[0].get("date", "")))
+            return {**record, "file": file}
     searched = ", ".join(str(d) for d in results_dirs())
     raise FileNotFoundError(f"no recorded result {stem}.json in: {searched}")
 
@@ -88,8 +92,7 @@ def record_header(rec: dict) -> str:
 
 
 def list_records(root: str, pattern: str = "*union8*") -> list[dict]:
-    """Every ``benchmarks/results/<pattern>.json`` under ``root``, read by
-    :func:`recorded_results`.
+    """Every ``benchmarks/results/<pattern>.json`` under ``root``.
 
     Parameters
     ----------
@@ -107,7 +110,7 @@ def list_records(root: str, pattern: str = "*union8*") -> list[dict]:
     """
     out = []
     for path in sorted(glob.glob(os.path.join(root, "benchmarks", "results", pattern + ".json"))):
-        data = recorded_results(os.path.abspath(path))
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
         if isinstance(data, dict):
             out.append({**data, "path": os.path.relpath(path, root)})
     return out

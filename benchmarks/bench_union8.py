@@ -2,8 +2,10 @@
 
 Definitions: docs/definitions.md#union8-execution and docs/definitions.md#cost-accounting.
 
-Per preset (default ``cap64k``, ``cap16k-high-overlap``, ``interleaved-64k``) and KV-head count
-(each head its own Top-K: seeds 0..H-1 of the preset), on random BF16 Q/K/V:
+Per workload (``--presets``, default ``cap64k``, ``cap16k-high-overlap``, ``interleaved-64k``:
+any preset, or one of the capture-like settings that are not presets,
+``union8_bench_common.SETTINGS``: ``cap32k-top24``, ``cap56k-top32``) and KV-head count (each
+head its own Top-K: seeds 0..H-1 of the workload), on random BF16 Q/K/V:
 
 1. correctness: Union8 (original order) vs the float64 reference on sampled rows (NRMS), and
    bitwise equality of every ordering (original, fixed W64/W128/W512, online, random ids,

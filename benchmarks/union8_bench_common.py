@@ -14,12 +14,37 @@ from dataclasses import dataclass
 import numpy as np
 
 from pageweaver_edu.core.grouping import Grouping
+from pageweaver_edu.core.inputs import PageWeaverInputError
 from pageweaver_edu.core.union_metrics import union_stats
 from pageweaver_edu.core.union_plan import prepare_unions
 from pageweaver_edu.regroup.bitmap import greedy_regroup
-from pageweaver_edu.workloads import make_preset
+from pageweaver_edu.workloads import capture_like_workload, make_preset, preset_names
 
 FLOP_PER_C4_ROUND = 64 * 128 * 128 * 4  # 64 rows x 128 tokens x d=128, QK and PV, 2 flop/FMA
+
+#: Capture-like generator settings the benchmark runs by name beside the presets. They are not
+#: presets: other K, context lengths, topic sizes and run lengths, so a speed ratio measured
+#: on them says whether it holds off the calibrated shapes.
+SETTINGS = {
+    # K = 24 over a 32K-token context: wider selections, shorter topic runs, more drift
+    "cap32k-top24": {"n": 8_192, "prefix_tokens": 24_576, "k": 24, "topic_pages": 12,
+                     "drift": 1.2, "run_mean": 3.5, "revisit": 0.7, "memory": 3},
+    # K = 32 near the 512-page capacity: 6,000 queries after 57,344 tokens (495 pages)
+    "cap56k-top32": {"n": 6_000, "prefix_tokens": 57_344, "k": 32, "topic_pages": 16,
+                     "drift": 0.5, "run_mean": 1.8, "revisit": 0.95, "memory": 6},
+}
+
+
+def make_workload(name: str, seed: int = 0):
+    """The capture of a preset (:func:`~pageweaver_edu.workloads.make_preset`) or of one of the
+    benchmark's :data:`SETTINGS` (``capture_like_workload``, P = 128), for ``seed``."""
+    if name in SETTINGS:
+        return capture_like_workload(**SETTINGS[name], page_size=128, seed=seed)
+    if name not in preset_names():
+        raise PageWeaverInputError(
+            f"unknown workload {name!r}; presets: {', '.join(preset_names())}; benchmark "
+            f"settings: {', '.join(SETTINGS)}")
+    return make_preset(name, seed=seed)
 
 
 def nrms(a, b) -> float:
@@ -62,7 +87,7 @@ class PresetInputs:
 def preset_inputs(name: str, heads: int) -> PresetInputs:
     import torch
 
-    caps = [make_preset(name, seed=h) for h in range(heads)]
+    caps = [make_workload(name, seed=h) for h in range(heads)]
     cap = caps[0]
     topk = np.stack([c.topk for c in caps])  # [H, N, K]
     n, kk = topk.shape[1], topk.shape[2]

@@ -1,5 +1,6 @@
 """The FlashInfer helpers of the benchmark (benchmarks/peers_flashinfer.py) on a CPU: the summary
-ratios, the peer table, and the rows skipped (with the reason) where FlashInfer does not import."""
+ratios, the peer table, and the rows skipped (with the reason) where FlashInfer does not import;
+and the workloads the benchmark runs by name (presets and its own capture-like settings)."""
 
 from __future__ import annotations
 
@@ -45,3 +46,26 @@ def test_bench_peer_rows_skip_without_flashinfer(monkeypatch):
     bench.time_flashinfer(None, None, None, check, t)
     assert check == {"flashinfer_version": None,
                      "flashinfer_error": "ModuleNotFoundError: flashinfer"} and t == {}
+
+
+def test_bench_workloads_are_presets_or_its_settings():
+    """The benchmark runs every preset and its own capture-like settings by name: a setting is
+    no preset, builds a causal capture with its K and every row of K distinct valid pages, and
+    an unknown name is refused with both lists."""
+    import numpy as np
+    import pytest
+    import union8_bench_common as common
+
+    from pageweaver_edu.core.inputs import PageWeaverInputError
+    from pageweaver_edu.workloads import make_preset, preset_names
+
+    assert not set(common.SETTINGS) & set(preset_names())
+    for name, params in common.SETTINGS.items():
+        cap = common.make_workload(name, seed=1)
+        assert cap.topk.shape == (params["n"], params["k"])
+        assert np.array_equal(cap.causal_pos, params["prefix_tokens"] + np.arange(params["n"]))
+        assert (cap.topk * 128 <= cap.causal_pos[:, None]).all()
+        assert all(len(set(row)) == params["k"] for row in cap.topk.tolist())
+    assert np.array_equal(common.make_workload("cap64k", 2).topk, make_preset("cap64k", 2).topk)
+    with pytest.raises(PageWeaverInputError, match="cap32k-top24"):
+        common.make_workload("cap64")

@@ -37,6 +37,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
         regroup_launch,
         regroup_plan_launch,
     )
+    from pageweaver_edu.gpu.regroup import PAIRS_MAX_K
     from pageweaver_edu.gpu.timing import bench_gpu_difference
     from pageweaver_edu.replay.e4m3 import Fp8KV
     from pageweaver_edu.replay.fp8 import fp8_union_attention, reference_on_cache
@@ -59,9 +60,11 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     wsa = Fp8WsUnionAttention(q, cache, cpos, lens, accurate=True)
     wsb = Bf16WsUnionAttention(q, (k, v), cpos, lens)
     # the online plan: the fused regroup (one launch, docs/definitions.md#fused-online-plan);
-    # "twopass": the regroup, then the union preparation (two more launches), as before it
+    # "twopass": the regroup, then the union preparation (two more launches), as before it.
+    # The fused kernel takes K <= 16; beyond it the online plan is the two launches.
+    fusable = x.kk <= PAIRS_MAX_K
     fused = {w: regroup_plan_launch(n, heads, x.kk, Grouping(w), offsets, cap.page_size)
-             for w in ONLINE_WINDOWS}
+             for w in ONLINE_WINDOWS if fusable}
     regroups = {w: regroup_launch(n, heads, x.kk, Grouping(w), offsets, cap.page_size)
                 for w in ONLINE_WINDOWS}
 
@@ -69,7 +72,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
         return prepare(perm_gpu[f"w{w}"])
 
     def online(w):
-        return fused[w].run(t32, lens64)
+        return fused[w].run(t32, lens64) if fusable else twopass(w)
 
     def twopass(w):
         return prepare(regroups[w].run(t32, lens64))
@@ -98,7 +101,8 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
              "nrms_vs_float64_bf16_kv": nrms(got, ref_bf16),
              "nrms_vs_bf16_union8": nrms(base.float().cpu(), bf16_out.float().cpu()),
              "checked_rows": len(rows), "emulation_s": round(emu_s, 2),
-             "all_rows_written": not bool(torch.isnan(base).any())}
+             "all_rows_written": not bool(torch.isnan(base).any()),
+             "online_plan": "fused" if fusable else f"two launches (K = {x.kk} > {PAIRS_MAX_K})"}
     same = {key: bool(torch.equal(base, fresh(lambda key=key: f8.run(plans[key]))))
             for key in plans}
     same["online_w128"] = bool(torch.equal(base, fresh(lambda: f8.run(online(128)))))
@@ -163,7 +167,8 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
         c4=stats["random"]["c4"])
     for w in ONLINE_WINDOWS:
         add(f"gpu_regroup_w{w}", lambda w=w: regroups[w].run(t32, lens64))
-        add(f"gpu_regroup_plan_w{w}", lambda w=w: fused[w].run(t32, lens64))
+        if fusable:
+            add(f"gpu_regroup_plan_w{w}", lambda w=w: fused[w].run(t32, lens64))
     # the warp-specialized kernels (kernels/union8ws.cu), same calls
     t["ws_T0"] = add("union8ws_fp8_original", lambda: ws.run(prepare(ident)), c4=c4o)
     add("union8ws_fp8_original_attn", lambda: ws.run(plans["original"]), c4=c4o)

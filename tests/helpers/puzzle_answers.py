@@ -3,7 +3,8 @@
 Each is the reference solution with one mistake a reader makes (written as the exact text it
 replaces), so every wrong answer compiles and runs; the check must reject it with a message
 holding ``expect`` (``expect_gpu`` where a real GPU's timing can show the same mistake another
-way: a wait that gave up instead of the simulator's deadlock report).
+way: a wait that gave up instead of the simulator's deadlock report, or the same hazard seen
+first by another CTA).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ WRONG_ANSWERS = (
                 "if (w == 0) *count = incl;", "*count ="),
     WrongAnswer(5, "consumer-parity-flipped", "wait_full(r, n, s, (n / PW_SLOTS) & 1);",
                 "wait_full(r, n, s, (n / PW_SLOTS + 1) & 1);", "hazard: CTA 0, stage 0",
-                ("never completed",)),
+                ("never completed", "stage 0 (slot 0): read before it landed")),
     WrongAnswer(5, "loader-never-waits", "if (n >= PW_SLOTS) wait_empty", "if (n < 0) wait_empty",
                 "hazard", ("never completed",)),
     WrongAnswer(5, "loader-waits-on-a-fresh-phase",

@@ -4,7 +4,8 @@ Definitions: docs/definitions.md#union8-execution and docs/definitions.md#cost-a
 
 Per workload (``--presets``, default ``cap64k``, ``cap16k-high-overlap``, ``interleaved-64k``:
 any preset, or one of the capture-like settings that are not presets,
-``union8_bench_common.SETTINGS``: ``cap32k-top24``, ``cap56k-top32``) and KV-head count (each
+``union8_bench_common.SETTINGS``: ``cap24k-top16``, ``cap48k-top16``, ``cap32k-top24``,
+``cap56k-top32``) and KV-head count (each
 head its own Top-K: seeds 0..H-1 of the workload), on random BF16 Q/K/V:
 
 1. correctness: Union8 (original order) vs the float64 reference on sampled rows (NRMS), and

@@ -26,7 +26,14 @@ FLOP_PER_C4_ROUND = 64 * 128 * 128 * 4  # 64 rows x 128 tokens x d=128, QK and P
 #: presets: other K, context lengths, topic sizes and run lengths, so a speed ratio measured
 #: on them says whether it holds off the calibrated shapes.
 SETTINGS = {
-    # K = 24 over a 32K-token context: wider selections, shorter topic runs, more drift
+    # K = 16 (what FlashInfer's MSA takes on SM90): a 24K-token context with short, drifting
+    # topic runs, and a 48K one with long, stable runs
+    "cap24k-top16": {"n": 6_144, "prefix_tokens": 18_432, "k": 16, "topic_pages": 8,
+                     "drift": 1.5, "run_mean": 1.5, "revisit": 0.6, "memory": 2},
+    "cap48k-top16": {"n": 10_000, "prefix_tokens": 40_960, "k": 16, "topic_pages": 11,
+                     "drift": 0.4, "run_mean": 8.0, "revisit": 0.9, "memory": 5},
+    # wider selections than MSA takes on SM90 (our rows and the decode peers only): K = 24
+    # over a 32K-token context, shorter topic runs, more drift
     "cap32k-top24": {"n": 8_192, "prefix_tokens": 24_576, "k": 24, "topic_pages": 12,
                      "drift": 1.2, "run_mean": 3.5, "revisit": 0.7, "memory": 3},
     # K = 32 near the 512-page capacity: 6,000 queries after 57,344 tokens (495 pages)

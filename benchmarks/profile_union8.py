@@ -24,7 +24,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default="cap64k")
     ap.add_argument("--kernels", default="union8_fp8,union4_fp8,union8_bf16,union4_bf16,"
-                                          "union8ws_fp8,union8ws_bf16")
+                                          "union8ws_fp8,union8ws_fp8acc,union8ws_bf16")
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args(argv)
     import torch
@@ -50,8 +50,9 @@ def main(argv=None) -> int:
         kind, dtype = name.split("_")
         fp8 = {"union8ws": Fp8WsUnionAttention}.get(kind, Fp8UnionAttention)
         bf16 = {"union8ws": Bf16WsUnionAttention}.get(kind, Bf16UnionAttention)
-        if dtype == "fp8":
-            att = fp8(x.q, cache, x.cpos, x.lens)
+        if dtype in ("fp8", "fp8acc"):  # fp8acc: the accurate mode of union8ws
+            att = fp8(x.q, cache, x.cpos, x.lens, **({"accurate": True} if dtype == "fp8acc"
+                                                     else {}))
         else:
             att = bf16(x.q, (x.k, x.v), x.cpos, x.lens)
         runs[name] = (att, plans[4 if kind == "union4" else 8])

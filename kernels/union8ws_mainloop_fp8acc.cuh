@@ -25,6 +25,12 @@
 namespace pageweaver {
 namespace union8ws {
 
+#ifndef PW_ACC_UNI
+#define PW_ACC_UNI 1
+#endif
+#ifndef PW_ACC_F16RES
+#define PW_ACC_F16RES 1
+#endif
 // Four E4M3 bytes (x0 in the lowest) -> FP32.
 __device__ __forceinline__ float4 unpack_e4m3(uint32_t v) {
   uint32_t h01, h23;
@@ -39,8 +45,18 @@ __device__ __forceinline__ float4 unpack_e4m3(uint32_t v) {
 __device__ __forceinline__ void split_e4m3(float x0, float x1, float x2, float x3, uint32_t& hi,
                                            uint32_t& lo) {
   hi = pack_e4m3(x0, x1, x2, x3);
-  const float4 h = unpack_e4m3(hi);
-  lo = pack_e4m3(x0 - h.x, x1 - h.y, x2 - h.z, x3 - h.w);
+  if (PW_ACC_F16RES) {
+    asm("{\n\t.reg .b16 a, b;\n\t.reg .b32 h01, h23, x01, x23;\n\t"
+        "mov.b32 {a, b}, %1;\n\tcvt.rn.f16x2.e4m3x2 h01, a;\n\tcvt.rn.f16x2.e4m3x2 h23, b;\n\t"
+        "cvt.rn.f16x2.f32 x01, %3, %2;\n\tcvt.rn.f16x2.f32 x23, %5, %4;\n\t"
+        "sub.rn.f16x2 x01, x01, h01;\n\tsub.rn.f16x2 x23, x23, h23;\n\t"
+        "cvt.rn.satfinite.e4m3x2.f16x2 a, x01;\n\tcvt.rn.satfinite.e4m3x2.f16x2 b, x23;\n\t"
+        "mov.b32 %0, {a, b};\n}"
+        : "=r"(lo) : "r"(hi), "f"(x0), "f"(x1), "f"(x2), "f"(x3));
+  } else {
+    const float4 h = unpack_e4m3(hi);
+    lo = pack_e4m3(x0 - h.x, x1 - h.y, x2 - h.z, x3 - h.w);
+  }
 }
 
 struct Fp8AccMainloop : SoftmaxState {
@@ -58,7 +74,8 @@ struct Fp8AccMainloop : SoftmaxState {
   float d[64], op[32];
 
   __device__ __forceinline__ Fp8AccMainloop(const Args&, uint32_t q_tile, int tid)
-      : warp(tid >> 5), g((tid & 31) >> 2), t(tid & 3), q8(q_tile) {}
+      : warp(tid >> 5), g((tid & 31) >> 2), t(tid & 3),
+        q8(PW_ACC_UNI ? warp_uniform(q_tile) : q_tile) {}
   template <class Ring>
   __device__ __forceinline__ void load_q(const Args& a, const Ring& w, int q_stage) {
     uint2 raw[2][2 * kKSteps];
@@ -84,7 +101,7 @@ struct Fp8AccMainloop : SoftmaxState {
   __device__ __forceinline__ void issue_s(uint32_t st) {
     if constexpr (kProducts) {
       uint32_t q = q8;
-      asm volatile("" : "+r"(q));
+      if (!PW_ACC_UNI) asm volatile("" : "+r"(q));
       const uint64_t dh = sw128_desc(q), dl = sw128_desc(q + kLoOffset), dk = sw128_desc(st);
       wgmma_fence();
       wgmma_ss_m64n128k32<false>(d, dh, dk);
@@ -174,8 +191,10 @@ struct Fp8AccMainloop : SoftmaxState {
     split_p(cur, f);
   }
   template <class Ring>
-  __device__ __forceinline__ void step(const Ring& w, const Page& cur, const Frag& f,
-                                       const Page& nxt, Frag& f_nxt) {
+  __device__ __forceinline__ void step(const Ring& w, const Page& cur_in, const Frag& f,
+                                       const Page& nxt_in, Frag& f_nxt) {
+    const Page cur = PW_ACC_UNI ? Page{static_cast<int>(warp_uniform(cur_in.packed))} : cur_in;
+    const Page nxt = PW_ACC_UNI ? Page{static_cast<int>(warp_uniform(nxt_in.packed))} : nxt_in;
     issue_s(w.stage(nxt.s()));
     issue_pv<0>(f, w.stage(cur.s()));
     wgmma_wait<1>();  // S of the next page is there; the first PV half still runs

@@ -87,7 +87,12 @@ def quantize_q_rows(q):
 
 
 def two_level(x):
-    """``e4m3(x) + e4m3(x - e4m3(x))`` of float32 ``x`` as float32 (exact: the two parts share
-    no bits), the value a high and a low E4M3 operand multiply together."""
+    """``e4m3(x) + e4m3(f16(x) - e4m3(x))`` of float32 ``x`` as float32, the value a high and a
+    low E4M3 operand multiply together. The residual is taken in FP16, as the kernel does it
+    (``cvt.rn.f16x2.f32``, then ``sub.rn.f16x2``): ``f16(x) - e4m3(x)`` is exact there (both
+    are FP16 numbers within a factor 2 of each other, or the high part is 0), and FP16's
+    rounding of x moves the residual by at most 2^-12 |x|, an eighth of the low part's own
+    rounding."""
+    x = x.float()
     hi = to_e4m3(x).float()
-    return hi + to_e4m3(x.float() - hi).float()
+    return hi + to_e4m3(x.half().float() - hi).float()

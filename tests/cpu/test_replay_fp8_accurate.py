@@ -24,8 +24,12 @@ def test_two_level_split_keeps_about_eight_bits():
     x = torch.randn(20000) * 100
     x = x.clamp(-448, 448)
     hi = to_e4m3(x).float()
-    lo = to_e4m3(x - hi).float()
+    residual = x.half().float() - hi  # the kernel's FP16 residual, exact in FP16
+    assert torch.equal(residual.half().float(), residual)
+    lo = to_e4m3(residual).float()
     assert torch.equal(two_level(x), hi + lo)  # the sum of the parts is exact in FP32
+    # FP16's rounding of x moves a low part by at most one E4M3 step of it
+    assert float((lo - to_e4m3(x - hi).float()).abs().max()) <= float((x - hi).abs().max()) / 8
     big = x.abs() >= 1.0
     rel = ((two_level(x) - x).abs() / x.abs())[big]
     assert float(rel.max()) <= 2.0**-7 and float((to_e4m3(x).float() - x).abs().max()) > 1

@@ -1,13 +1,15 @@
 // The accurate FP8 mainloop of the warp-specialized Union8 (PW_WS_ACCURATE): the same FP8
 // E4M3 cache, ring and FP8 tensor cores as the fast mode, with Q and P fed as two E4M3 parts
 // each, a high part and the E4M3 rounding of its residual, on one scale:
-//   x = q * (448 / amax)   Q8 = e4m3(x) + e4m3(x - e4m3(x))        (two 8 KiB tiles)
+//   x = q * (448 / amax)   Q8 = e4m3(x) + e4m3(f16(x) - e4m3(x))   (two 8 KiB tiles)
 //   S = Q8hi K8^T + Q8lo K8^T                 8 k32 steps into one accumulator
-//   p = 2^(fma(S, rf, 8 - m'))   P8 = e4m3(p) + e4m3(p - e4m3(p))   l sums the FP32 p
+//   p = 2^(fma(S, rf, 8 - m'))   P8 = e4m3(p) + e4m3(f16(p) - e4m3(p))   l sums the FP32 p
 //   O_p = P8hi V8 + P8lo V8                   8 k32 steps per half of 64 output dims
 //   O = fma(O, a, O_p)                        FP32 fold on the CUDA cores, as the fast mode
 // Each pair of parts carries about 8 significant bits (a BF16 operand's precision) while K and
-// V stay the cache's E4M3 bytes (the emulation: replay.fp8, operands="two_level").
+// V stay the cache's E4M3 bytes (the emulation: replay.fp8, operands="two_level"). The
+// residual is taken in FP16 pairs (split_e4m3), where it is exact; FP16's rounding of x moves
+// it by at most 2^-12 |x|, an eighth of the low part's own rounding.
 //
 // One page step (page k is cur, k + 1 is nxt): S(k+1) and the first half of O_p(k) are
 // issued together; the maxima and exponentials of k + 1 (in place in S's registers) run
@@ -18,45 +20,24 @@
 // The interface is the one union8ws_mainloop_fp8.cuh describes.
 #pragma once
 
-#include <cuda_fp16.h>
-
 #include "union8ws_mainloop_fp8.cuh"
 
 namespace pageweaver {
 namespace union8ws {
 
-#ifndef PW_ACC_UNI
-#define PW_ACC_UNI 1
-#endif
-#ifndef PW_ACC_F16RES
-#define PW_ACC_F16RES 1
-#endif
-// Four E4M3 bytes (x0 in the lowest) -> FP32.
-__device__ __forceinline__ float4 unpack_e4m3(uint32_t v) {
-  uint32_t h01, h23;
-  asm("{\n\t.reg .b16 a, b;\n\tmov.b32 {a, b}, %2;\n\tcvt.rn.f16x2.e4m3x2 %0, a;\n\t"
-      "cvt.rn.f16x2.e4m3x2 %1, b;\n}"
-      : "=r"(h01), "=r"(h23) : "r"(v));
-  const float2 f01 = __half22float2(*reinterpret_cast<const __half2*>(&h01));
-  const float2 f23 = __half22float2(*reinterpret_cast<const __half2*>(&h23));
-  return make_float4(f01.x, f01.y, f23.x, f23.y);
-}
-// Four FP32 values -> their high E4M3 parts and the E4M3 parts of the residuals.
+// Four FP32 values -> their high E4M3 parts and the E4M3 parts of the residuals, two values
+// per instruction: hi = e4m3(x), then in FP16 pairs r = f16(x) - f16(hi) (exact: hi is an FP16
+// number within a factor 2 of f16(x), or 0) and lo = e4m3(r).
 __device__ __forceinline__ void split_e4m3(float x0, float x1, float x2, float x3, uint32_t& hi,
                                            uint32_t& lo) {
   hi = pack_e4m3(x0, x1, x2, x3);
-  if (PW_ACC_F16RES) {
-    asm("{\n\t.reg .b16 a, b;\n\t.reg .b32 h01, h23, x01, x23;\n\t"
-        "mov.b32 {a, b}, %1;\n\tcvt.rn.f16x2.e4m3x2 h01, a;\n\tcvt.rn.f16x2.e4m3x2 h23, b;\n\t"
-        "cvt.rn.f16x2.f32 x01, %3, %2;\n\tcvt.rn.f16x2.f32 x23, %5, %4;\n\t"
-        "sub.rn.f16x2 x01, x01, h01;\n\tsub.rn.f16x2 x23, x23, h23;\n\t"
-        "cvt.rn.satfinite.e4m3x2.f16x2 a, x01;\n\tcvt.rn.satfinite.e4m3x2.f16x2 b, x23;\n\t"
-        "mov.b32 %0, {a, b};\n}"
-        : "=r"(lo) : "r"(hi), "f"(x0), "f"(x1), "f"(x2), "f"(x3));
-  } else {
-    const float4 h = unpack_e4m3(hi);
-    lo = pack_e4m3(x0 - h.x, x1 - h.y, x2 - h.z, x3 - h.w);
-  }
+  asm("{\n\t.reg .b16 a, b;\n\t.reg .b32 h01, h23, x01, x23;\n\t"
+      "mov.b32 {a, b}, %1;\n\tcvt.rn.f16x2.e4m3x2 h01, a;\n\tcvt.rn.f16x2.e4m3x2 h23, b;\n\t"
+      "cvt.rn.f16x2.f32 x01, %3, %2;\n\tcvt.rn.f16x2.f32 x23, %5, %4;\n\t"
+      "sub.rn.f16x2 x01, x01, h01;\n\tsub.rn.f16x2 x23, x23, h23;\n\t"
+      "cvt.rn.satfinite.e4m3x2.f16x2 a, x01;\n\tcvt.rn.satfinite.e4m3x2.f16x2 b, x23;\n\t"
+      "mov.b32 %0, {a, b};\n}"
+      : "=r"(lo) : "r"(hi), "f"(x0), "f"(x1), "f"(x2), "f"(x3));
 }
 
 struct Fp8AccMainloop : SoftmaxState {
@@ -75,7 +56,7 @@ struct Fp8AccMainloop : SoftmaxState {
 
   __device__ __forceinline__ Fp8AccMainloop(const Args&, uint32_t q_tile, int tid)
       : warp(tid >> 5), g((tid & 31) >> 2), t(tid & 3),
-        q8(PW_ACC_UNI ? warp_uniform(q_tile) : q_tile) {}
+        q8(warp_uniform(q_tile)) {}
   template <class Ring>
   __device__ __forceinline__ void load_q(const Args& a, const Ring& w, int q_stage) {
     uint2 raw[2][2 * kKSteps];
@@ -95,14 +76,12 @@ struct Fp8AccMainloop : SoftmaxState {
     store_a_tile(q8 + kLoOffset, lo, warp, g, t);
   }
 
-  // S = Q8hi K8^T + Q8lo K8^T of the page at stage address st, issued as one group. The Q
-  // descriptors are made here on every page (q is opaque to the compiler): hoisted out of the
-  // page loop they would hold 8 registers the fragments of P need.
+  // S = Q8hi K8^T + Q8lo K8^T of the page at stage address st, issued as one group. q8 and
+  // the pages are warp-uniform (warp_uniform, union8ws_shared.cuh), so the descriptors live in
+  // uniform registers and hold none of the registers the fragments of P need.
   __device__ __forceinline__ void issue_s(uint32_t st) {
     if constexpr (kProducts) {
-      uint32_t q = q8;
-      if (!PW_ACC_UNI) asm volatile("" : "+r"(q));
-      const uint64_t dh = sw128_desc(q), dl = sw128_desc(q + kLoOffset), dk = sw128_desc(st);
+      const uint64_t dh = sw128_desc(q8), dl = sw128_desc(q8 + kLoOffset), dk = sw128_desc(st);
       wgmma_fence();
       wgmma_ss_m64n128k32<false>(d, dh, dk);
 #pragma unroll
@@ -193,8 +172,8 @@ struct Fp8AccMainloop : SoftmaxState {
   template <class Ring>
   __device__ __forceinline__ void step(const Ring& w, const Page& cur_in, const Frag& f,
                                        const Page& nxt_in, Frag& f_nxt) {
-    const Page cur = PW_ACC_UNI ? Page{static_cast<int>(warp_uniform(cur_in.packed))} : cur_in;
-    const Page nxt = PW_ACC_UNI ? Page{static_cast<int>(warp_uniform(nxt_in.packed))} : nxt_in;
+    const Page cur{static_cast<int>(warp_uniform(cur_in.packed))};
+    const Page nxt{static_cast<int>(warp_uniform(nxt_in.packed))};
     issue_s(w.stage(nxt.s()));
     issue_pv<0>(f, w.stage(cur.s()));
     wgmma_wait<1>();  // S of the next page is there; the first PV half still runs

@@ -141,7 +141,7 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
 
     ``accurate=True`` is the accurate mode: the same cache and FP8 tensor cores, with Q and P
     each fed as a high and a low E4M3 part (``kernels/union8ws_mainloop_fp8acc.cuh``; emulated
-    by ``replay.fp8`` with ``operands="two_level"``): about 0.19 % NRMS against float64 on the
+    by ``replay.fp8`` with ``operands="two_level"``): about 0.22 % NRMS against float64 on the
     FP8 cache where the fast mode has 3.5 %, for twice the tensor-core work per page. It takes
     neither ``tc_sum`` nor ``lazy``. The other parameters are
     :class:`~.union_attention.UnionAttention`'s.

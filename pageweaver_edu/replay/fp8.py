@@ -21,9 +21,10 @@ Kernel arithmetic, per KV head h, query i, Q head j (a "row"), every op in FP32:
 The accurate mode of the warp-specialized kernel (``operands="two_level"``) keeps the FP8
 cache and the FP8 tensor cores and feeds Q and P as two E4M3 parts each, a high part and the
 E4M3 rounding of its residual, on the same scale (:func:`two_level`):
-``q8 = e4m3(x) + e4m3(x - e4m3(x))`` with ``x = q * (448 / amax)`` (four more k-steps of QK),
-and ``e4m3(p) + e4m3(p - e4m3(p))`` for P (a second PV product into the same page product); l
-still sums the FP32 ``p``. ``operands="bf16"`` is the alternative it was measured against:
+``q8 = e4m3(x) + e4m3(f16(x) - e4m3(x))`` with ``x = q * (448 / amax)`` (four more k-steps of
+QK), and ``e4m3(p) + e4m3(f16(p) - e4m3(p))`` for P (a second PV product into the same page
+product): the kernel takes the residual in FP16 pairs, where it is exact. l still sums the FP32
+``p``. ``operands="bf16"`` is the alternative it was measured against:
 Q as it is (BF16) and P rounded to BF16, products with K/V widened to BF16.
 
 Errors are NRMS against :func:`pageweaver_edu.core.attention.reference_attention` in float64 on

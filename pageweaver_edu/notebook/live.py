@@ -8,7 +8,7 @@ cell is ``KERNEL.run(**inputs)``:
 * on a GPU it runs the kernel on ``inputs``, checks it against the reference (an
   AssertionError when they differ), times it with :func:`pageweaver_edu.gpu.timing.bench_gpu`
   (CUDA events, L2 flushed, stream kept busy ahead, median) and prints a table;
-* on a CPU it says why not and prints the recorded H200 rows (``benchmarks/results/*.json``,
+* on a CPU it says why not and prints the recorded rows (``benchmarks/results/*.json``,
   committed, so the printed text is deterministic);
 * with ``PAGEWEAVER_REQUIRE_GPU=1`` and no GPU it fails.
 
@@ -105,7 +105,7 @@ class LiveKernel:
         else:
             print(f"No GPU here ({device.gpu_unavailable_reason()}).")
         for rec in records.values():
-            print(f"Showing the recorded H200 result file benchmarks/results/{rec['file']}:")
+            print(f"Showing the recorded result file benchmarks/results/{rec['file']}:")
             print(record_header(rec))
         return LiveRun(self.recorded(records, **inputs), "recorded", records)
 

@@ -52,7 +52,7 @@ def _candidates(folder: Path, stem: str) -> list[Path]:
             if _DEVICE_SUFFIX.fullmatch("_" + Path(p).stem[len(os.path.basename(base)) + 1:])]
 
 
-def recorded_results(name: str = "gpu_regroup_h200") -> dict:
+def recorded_results(name: str = "gpu_regroup_h200", any_device: bool = True) -> dict:
     """Load ``benchmarks/results/<name>.json``; for a stem that ends in a device tag
     (``_h200``), the newest (by ``date``) of that result on any device.
 
@@ -60,6 +60,9 @@ def recorded_results(name: str = "gpu_regroup_h200") -> dict:
     ----------
     name : str
         File stem (``.json`` optional), e.g. ``"gpu_regroup_h200"``, or an absolute path.
+    any_device : bool
+        False: that file itself, whatever other devices recorded (a reader that sets several
+        files side by side keeps them on one device).
 
     Returns
     -------
@@ -69,8 +72,9 @@ def recorded_results(name: str = "gpu_regroup_h200") -> dict:
     """
     stem = name[:-5] if name.endswith(".json") else name
     for folder in results_dirs():
-        found = [(json.loads(p.read_text(encoding="utf-8")), p.name)
-                 for p in _candidates(folder, stem)]
+        paths = (_candidates(folder, stem) if any_device
+                 else [p for p in (folder / f"{stem}.json",) if p.is_file()])
+        found = [(json.loads(p.read_text(encoding="utf-8")), p.name) for p in paths]
         found = [(r, file) for r, file in found if isinstance(r, dict)]
         if found:
             record, file = max(found, key=lambda rf: str(rf[0].get("date", "")))

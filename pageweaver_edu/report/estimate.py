@@ -41,11 +41,12 @@ MAX_ERROR = 0.15  # a fitted point further off than this: no estimate
 
 
 def load_records(stems=RECORD_STEMS) -> dict[str, dict]:
-    """The recorded files that exist, by stem."""
+    """The recorded files that exist, by stem: each stem's own file (its device), so that the
+    fit never mixes devices."""
     out = {}
     for stem in stems:
         try:
-            out[stem] = recorded_results(stem)
+            out[stem] = recorded_results(stem, any_device=False)
         except FileNotFoundError:
             continue
     return out

@@ -102,7 +102,7 @@ def test_the_guard_catches_an_old_header_and_accepts_the_current_one():
     line = "  NVIDIA H200, {}, driver 580, CUDA torch 13.0; Build x, commit {}\n"
     new, old = line.format("2026-12-01T12:03:45Z", "d44b134"), line.format(
         "2026-11-20T09:00:00Z", "d7cb2a9")
-    named = "Showing the recorded H200 result file benchmarks/results/union8_x_h200.json:\n"
+    named = "Showing the recorded result file benchmarks/results/union8_x_h200.json:\n"
     assert stale_headers(_nb([("", named + new)]), records) == []
     assert len(stale_headers(_nb([("", named + old)]), records)) == 1
     # a header of another current file, printed under this file's name, is stale too

@@ -55,9 +55,6 @@ median / the best warp-specialized row), and a peer table is printed last.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import shutil
 import traceback
 from pathlib import Path
 
@@ -292,11 +289,7 @@ def main(argv=None) -> int:
             continue
         stem = (f"union8{'_fp8' if args.fp8 else ''}_{name}"
                 + ("" if heads == 1 else f"_h{heads}") + f"_{device_tag(env['device'])}")
-        path = out_dir / f"{stem}.json"
-        path.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
-        copy = Path(os.environ.get("OUT", path.parent)) / path.name
-        if copy.resolve() != path.resolve():
-            shutil.copy(path, copy)
+        common.write_result(rec, out_dir / f"{stem}.json")
         records.append(rec)
     if args.fp8:
         print_fp8_table(records)

@@ -22,9 +22,6 @@ prints the table last.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import shutil
 import statistics
 from pathlib import Path
 
@@ -140,13 +137,8 @@ def main(argv=None) -> int:
     require_gpu()
     env = result_environment(ROOT)
     rec = run(args, env)
-    out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"union8ws_ab_{args.label}_{args.preset}_{device_tag(env['device'])}.json"
-    path.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
-    copy = Path(os.environ.get("OUT", path.parent)) / path.name
-    if copy.resolve() != path.resolve():
-        shutil.copy(path, copy)
+    common.write_result(rec, Path(args.out_dir) / (
+        f"union8ws_ab_{args.label}_{args.preset}_{device_tag(env['device'])}.json"))
     print_table(rec)
     return 0
 

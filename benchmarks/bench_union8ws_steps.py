@@ -35,9 +35,6 @@ prints the table last.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -141,15 +138,10 @@ def main(argv=None) -> int:
 
     require_gpu()
     env = result_environment(ROOT)
-    out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     for name in (p for p in args.presets.split(",") if p):
         rec = run_preset(name, args, env)
-        path = out / f"union8ws_steps_{name}_{device_tag(env['device'])}.json"
-        path.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
-        copy = Path(os.environ.get("OUT", path.parent)) / path.name
-        if copy.resolve() != path.resolve():
-            shutil.copy(path, copy)
+        common.write_result(rec, Path(args.out_dir) / (
+            f"union8ws_steps_{name}_{device_tag(env['device'])}.json"))
         print_table(rec)
     return 0
 

@@ -8,8 +8,12 @@ A sibling module of the script (``python3 benchmarks/bench_union8.py`` puts this
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -58,6 +62,17 @@ def nrms(a, b) -> float:
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
 
+
+
+def write_result(rec: dict, path: Path) -> Path:
+    """Write a result record as JSON to ``path`` (its folder made) and copy it into $OUT when
+    that is set and another folder (the device runner brings $OUT back)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
+    copy = Path(os.environ.get("OUT", path.parent)) / path.name
+    if copy.resolve() != path.resolve():
+        shutil.copy(path, copy)
+    return path
 
 @dataclass
 class PresetInputs:

@@ -69,11 +69,20 @@ def e4m3_error_figure() -> go.Figure:
                  "relative error (%)", height=460, legend_rows=2)
 
 
-def budget_table(b: dict) -> str:
+#: What the Q and P rows round in the accurate mode (``operands="two_level"``).
+TWO_LEVEL_WHAT = {
+    "q_quantization": "q → E4M3 high part + E4M3 low part (its residual), one scale per row",
+    "p_quantization": "2<sup>8</sup>·p → E4M3 high part + E4M3 low part for the PV products"}
+
+
+def budget_table(b: dict, operands: str = "e4m3") -> str:
     """Markdown: NRMS per error source of a :func:`~pageweaver_edu.replay.fp8_budget.budget`
-    and each single source's share of the total's square."""
+    and each single source's share of the total's square; ``operands`` as the budget was
+    run (``"two_level"``: the accurate mode's Q and P rows say so)."""
     lines = ["| error source | what is rounded | NRMS | share of total² |", "|---|---|--:|--:|"]
     for key, name, what in BUDGET_ROWS:
+        if operands == "two_level":
+            what = TWO_LEVEL_WHAT.get(key, what)
         share = (f"{100 * b[key] ** 2 / b['total'] ** 2:.1f} %" if key in b and key[0] in "qpfb"
                  else "")
         lines.append(f"| {name} | {what} | {100 * b[key]:.4g} % | {share} |")

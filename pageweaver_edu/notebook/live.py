@@ -78,6 +78,9 @@ class LiveKernel:
     live : callable ``(records, **inputs) -> dict``, or None
         Runs, checks, times and prints; returns the medians. None: nothing of it runs live
         yet, the records are shown on a GPU too.
+    any_device : bool
+        Each stem's newest file on any device (True), or the stem's own file, so that a cell
+        that sets several files side by side keeps them on one device (False).
     """
 
     title: str
@@ -85,6 +88,7 @@ class LiveKernel:
     stems: tuple[str, ...]
     recorded: Callable[..., dict]
     live: Callable[..., dict] | None = None
+    any_device: bool = True
 
     def describe(self) -> str:
         """One line: the kernel, its reference and its record."""
@@ -94,7 +98,7 @@ class LiveKernel:
     def run(self, **inputs) -> LiveRun:
         """The live cell: run on a GPU, else show the record (see the module docstring)."""
         here = gpu_here()
-        records = {stem: recorded_results(stem) for stem in self.stems}
+        records = {stem: recorded_results(stem, self.any_device) for stem in self.stems}
         if here and self.live is not None:
             import torch
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..records import list_records, record_header, result_medians
+from ..records import device_tag, list_records, record_header, result_medians
 from ..records.files import ROOT
 from .paper_numbers import PAPER
 
@@ -66,17 +66,25 @@ def peer_row(rec: dict) -> dict:
     Returns
     -------
     dict
-        ``preset``, ``heads``, ``commit``, ``build``, ``ours`` ({ordering: µs}), ``best``
-        (µs), ``nrms`` / ``msa_nrms`` (ours / MSA's vs float64 on the FP8 cache), ``msa``,
-        ``msa_programs``,
-        ``decode_bf16_tc``, ``decode_fp8_tc`` (µs) and ``x_msa``, ``x_decode`` (peer / ours).
+        ``preset``, ``gpu`` (the device tag, e.g. ``h100``), ``heads``, ``commit``, ``build``,
+        ``ours`` ({ordering: µs}), ``best`` (µs), ``nrms`` / ``msa_nrms`` (ours / MSA's vs
+        float64 on the FP8 cache), ``msa``, ``msa_programs``, ``decode_bf16_tc``,
+        ``decode_fp8_tc`` (µs), ``x_msa``, ``x_decode`` (peer / ours); the accurate mode's best
+        call ``accurate`` (µs), its ``accurate_nrms`` and ``x_msa_accurate`` (None where the
+        file has no accurate rows).
     """
     us = result_medians(rec)
     check = rec.get("check", {})
     ours = {k: us[f"union8ws_fp8_{k}"] for k in ("original", "fixed_w128", "online_w128")}
     best = min(ours.values())
     nrms = check.get("union8ws_nrms_vs_float64", check.get("nrms_vs_float64"))
-    return {"preset": rec["workload"], "heads": rec.get("kv_heads", 1),
+    acc = [us[f"union8ws_fp8acc_{k}"] for k in ("original", "fixed_w128", "online_w128")
+           if f"union8ws_fp8acc_{k}" in us]
+    accurate = min(acc) if acc else None
+    return {"preset": rec["workload"], "gpu": device_tag(rec.get("device", "")),
+            "heads": rec.get("kv_heads", 1), "accurate": accurate,
+            "accurate_nrms": check.get("union8ws_fp8acc_nrms_vs_float64"),
+            "x_msa_accurate": None if accurate is None else us["flashinfer_msa_fp8"] / accurate,
             "commit": rec.get("commit"), "build": _build(rec), "ours": ours, "best": best,
             "nrms": nrms, "msa": us["flashinfer_msa_fp8"],
             "msa_nrms": check.get("flashinfer_msa_fp8_nrms_vs_float64"),
@@ -104,19 +112,21 @@ def peer_table(root: str = str(ROOT), every_file: bool = False) -> str:
     """
     rows = [(r, peer_row(r)) for r in peer_records(root, every_file)]
     extra = " commit | build |" if every_file else ""
-    lines = [f"| preset | KV heads |{extra} warp-specialized kernel, µs: original / fixed W128 / "
-             "online W128 | NRMS | FlashInfer MSA FP8, µs | its NRMS | × MSA | MSA programs, "
-             "µs | decode BF16 TC, µs | × decode | decode FP8 TC, µs |",
-             "|---|--:|" + ("---|---|" if every_file else "") + "--:|--:|--:|--:|--:|--:|--:|"
-             "--:|--:|"]
+    lines = [f"| preset | GPU | KV heads |{extra} warp-specialized kernel, µs: original / fixed "
+             "W128 / online W128 | NRMS | FlashInfer MSA FP8, µs | its NRMS | × MSA | accurate "
+             "mode, best µs | its NRMS | × MSA | MSA programs, µs | decode BF16 TC, µs | "
+             "× decode | decode FP8 TC, µs |",
+             "|---|---|--:|" + ("---|---|" if every_file else "") + "--:|--:|--:|--:|--:|--:|"
+             "--:|--:|--:|--:|--:|--:|"]
     for _, r in rows:
         o = r["ours"]
         cells = f" `{r['commit']}` | {r['build']} |" if every_file else ""
+        x_acc = "–" if r["x_msa_accurate"] is None else f"{r['x_msa_accurate']:.2f}"
         lines.append(
-            f"| {r['preset']} | {r['heads']} |{cells} "
+            f"| {r['preset']} | {r['gpu']} | {r['heads']} |{cells} "
             f"{_us(o['original'])} / {_us(o['fixed_w128'])} / {_us(o['online_w128'])} | "
             f"{100 * r['nrms']:.1f} % | {_us(r['msa'])} | {_pct(r['msa_nrms'])} | "
-            f"{r['x_msa']:.2f} | "
+            f"{r['x_msa']:.2f} | {_us(r['accurate'])} | {_pct(r['accurate_nrms'])} | {x_acc} | "
             f"{_us(r['msa_programs'])} | {_us(r['decode_bf16_tc'])} | {r['x_decode']:.2f} | "
             f"{_us(r['decode_fp8_tc'])} |")
     head = "" if every_file else "Recorded runs:\n\n" + "\n".join(

@@ -42,7 +42,7 @@ MAX_ERROR = 0.15  # a fitted point further off than this: no estimate
 
 def load_records(stems=RECORD_STEMS) -> dict[str, dict]:
     """The recorded files that exist, by stem: each stem's own file (its device), so that the
-    fit never mixes devices."""
+    fit never mixes devices (:data:`ESTIMATE` reads them the same way)."""
     out = {}
     for stem in stems:
         try:
@@ -258,4 +258,5 @@ def time_estimate(analysis, records: dict | None = None, live=None) -> dict | No
 #: the recorded C_online stands in.
 ESTIMATE = LiveKernel("warp-specialized kernel time estimate "
                       "(GPU regroup of this capture, kernels/regroup.cu)",
-                      greedy_regroup, RECORD_STEMS, _estimate_recorded, _estimate_live)
+                      greedy_regroup, RECORD_STEMS, _estimate_recorded, _estimate_live,
+                      any_device=False)

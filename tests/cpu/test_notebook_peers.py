@@ -17,6 +17,7 @@ def _record(us, lazy=False, commit="abc1234"):
     if lazy:
         same["union8ws_eager_original"] = True
     return {"workload": "cap64k", "kv_heads": 1, "commit": commit,
+            "device": "NVIDIA H100 80GB HBM3",
             "results": [{"name": n, "median_us": u} for n, u in zip(NAMES, us, strict=True)],
             "check": {"nrms_vs_float64": 0.036, "bitwise_identical": same,
                       "flashinfer_msa_fp8_nrms_vs_float64": 0.0027}}
@@ -24,9 +25,26 @@ def _record(us, lazy=False, commit="abc1234"):
 
 def test_row_takes_the_best_call_and_the_ratios_of_its_own_file():
     row = peers.peer_row(_record([800, 700, 720, 1120, 1480, 1860, 2770]))
-    assert row["best"] == 700 and row["build"] == "shipped"
+    assert row["best"] == 700 and row["build"] == "shipped" and row["gpu"] == "h100"
     assert math.isclose(row["x_msa"], 1.6) and math.isclose(row["x_decode"], 1860 / 700)
     assert row["nrms"] == 0.036 and row["msa_nrms"] == 0.0027
+    assert row["accurate"] is None and row["x_msa_accurate"] is None
+
+
+def test_the_accurate_mode_gets_its_own_ratio_and_nrms(tmp_path):
+    rec = _record([800, 700, 720, 1120, 1480, 1860, 2770])
+    rec["results"] += [{"name": f"union8ws_fp8acc_{k}", "median_us": u}
+                       for k, u in (("original", 1200), ("fixed_w128", 1000),
+                                    ("online_w128", 1010))]
+    rec["check"]["union8ws_fp8acc_nrms_vs_float64"] = 0.0022
+    row = peers.peer_row(rec)
+    assert row["accurate"] == 1000 and math.isclose(row["x_msa_accurate"], 1.12)
+    assert row["accurate_nrms"] == 0.0022
+    res = tmp_path / "benchmarks" / "results"
+    res.mkdir(parents=True)
+    (res / "union8_fp8_cap64k_h100.json").write_text(json.dumps(rec))
+    line = next(x for x in peers.peer_table(str(tmp_path)).splitlines() if "| cap64k |" in x)
+    assert line.startswith("| cap64k | h100 | 1 |") and "| 1,000 | 0.22 % | 1.12 |" in line
 
 
 def test_table_reads_only_files_with_peer_rows_and_separates_builds(tmp_path):

@@ -222,9 +222,11 @@ def test_fp8_tables():
         "| Q quantization | q → E4M3, one scale per (query, head) row | 1 % | 25.0 % |")
     assert table[6].endswith("| 2 % |  |")
     assert list(f8.budget_bars(b).data[0].y) == [100 * b[k] for k in f8.BUDGET_KEYS]
+    two = f8.budget_table(b, operands="two_level").splitlines()
+    assert "E4M3 high part + E4M3 low part" in two[2] and two[5] == table[5]
     fp8 = recorded_results("union8_fp8_cap64k_h200")
     header, speeds, peers = fp8_speed.speed_table(fp8)
-    assert header.startswith("recorded: NVIDIA H200") and speeds.count("\n") == 7
+    assert header.startswith(f"recorded: {fp8['device']}") and speeds.count("\n") == 7
     assert "| warp-specialized kernel | FP8 cluster kernel | BF16 cluster kernel |" in speeds
     assert peers.startswith("peers on the same inputs (same run)") and "FlashInfer MSA" in peers
     targets, verdict = fp8_speed.targets_table(fp8)

@@ -2,7 +2,8 @@
 FP8 cluster kernel's lockstep, read from the recorded step table
 (``benchmarks/results/union8ws_steps_cap64k_<device>.json``, the newest on any device, written
 by ``benchmarks/bench_union8ws_steps.py``: every row timed in one run; rows of no step here,
-such as a build option timed in the same run, are left out)."""
+such as a build option timed in the same run, are left out), and the accurate mode's page-step
+A/B (``union8ws_ab_acc_uniform_f16res_cap64k_<device>.json``, ``bench_union8ws_ab.py``)."""
 
 from __future__ import annotations
 
@@ -95,3 +96,39 @@ def step_record_header() -> str:
     """Where the step table comes from (device, date, commit), printed from the file."""
     rec = recorded_results(STEM)
     return f"benchmarks/results/{rec['file']}:\n{record_header(rec)}"
+
+
+#: The accurate mode's page-step A/B (``benchmarks/bench_union8ws_ab.py``), newest on any device.
+ACCURATE_AB_STEM = "union8ws_ab_acc_uniform_f16res_cap64k_h100"
+#: Variant -> what it changes, in the A/B's order (each compared with the first).
+ACCURATE_STEPS = {
+    "base": "the accurate step as first built: Q and P as two E4M3 parts each",
+    "uniform": "+ pages and the Q tile's address read warp-uniform (descriptors in uniform "
+               "registers)",
+    "uniform_f16res": "+ the low parts' residual taken in FP16 pairs (fewer conversions per "
+                      "split; the shipped accurate mode)",
+}
+
+
+def accurate_ab_table(record: dict | None = None) -> tuple[str, str]:
+    """(where it comes from, Markdown table) of the accurate mode's A/B: attention kernel alone
+    (median of the round medians) in both orders, × the first variant (W128), NRMS against
+    float64 on the FP8 cache and whether the output is bitwise the first variant's.
+
+    Parameters
+    ----------
+    record : dict, optional
+        A loaded A/B file; default the recorded ``cap64k`` one.
+    """
+    rec = recorded_results(ACCURATE_AB_STEM) if record is None else record
+    us, check = result_medians(rec), rec["check"]
+    names = [n for n in ACCURATE_STEPS if f"{n}_w128_attn" in us]
+    base = us[f"{names[0]}_w128_attn"]
+    lines = ["| step | original order, µs | W128, µs | × first (W128) | NRMS | bits of the first |",
+             "|---|--:|--:|--:|--:|---|"]
+    for n in names:
+        w128 = us[f"{n}_w128_attn"]
+        same = "yes" if check[n]["bitwise_equal_to_first"] else "no (own arithmetic)"
+        lines.append(f"| {ACCURATE_STEPS[n]} | {us[f'{n}_original_attn']:,.1f} | {w128:,.1f} | "
+                     f"{base / w128:.3f} | {100 * check[n]['nrms_vs_float64']:.3f} % | {same} |")
+    return f"benchmarks/results/{rec['file']}:\n{record_header(rec)}", "\n".join(lines)

@@ -59,3 +59,21 @@ def test_lockstep_table_puts_each_ablation_beside_the_one_sm_kernel():
     assert [c.strip() for c in lines[0].split("|")[2:6]] == ["2,000", "1,800", "1,500", "720"]
     assert [c.strip() for c in lines[1].split("|")[2:6]] == ["2,001", "1,801", "1,501", "350"]
     assert lines[-1].split("|")[5].strip() == "–"  # the one-SM kernel has no every-page build
+
+
+def test_accurate_ab_table_reads_its_file():
+    from pageweaver_edu.notebook.union8ws_steps import ACCURATE_STEPS, accurate_ab_table
+    from pageweaver_edu.records import recorded_results, result_medians
+
+    rec = recorded_results("union8ws_ab_acc_uniform_f16res_cap64k_h100")
+    where, table = accurate_ab_table(rec)
+    assert where.startswith(f"benchmarks/results/{rec['file']}:") and rec["commit"] in where
+    rows = table.splitlines()[2:]
+    assert len(rows) == len(ACCURATE_STEPS) and rows[0].endswith("| 1.000 | 0.220 % | yes |")
+    us = result_medians(rec)
+    ratio = us["base_w128_attn"] / us["uniform_f16res_w128_attn"]
+    assert f"| {ratio:.3f} |" in rows[-1] and rows[-1].endswith("no (own arithmetic) |")
+    # a file without the middle variant: its row is left out, the ratios stay to the first
+    rec2 = {**rec, "results": [r for r in rec["results"] if not r["name"].startswith("uniform_")
+                               or r["name"].startswith("uniform_f16res")]}
+    assert len(accurate_ab_table(rec2)[1].splitlines()) == 2 + 2

@@ -26,7 +26,7 @@ if [ "$WORKERS" != 0 ] && "$PY" -c "import xdist, execnet" 2>/dev/null; then
 fi
 # Parallel workers must not compile one module at once (PyCUDA's cache is written in place).
 if [ ${#par[@]} -gt 0 ] && [ -z "${SKIP_PRECOMPILE:-}" ]; then
-  step compile 0 "$PY" tools/gpu_precompile.py
+  step compile 0 "$PY" tools/gpu_precompile.py --test-builds --jobs "$WORKERS"
 fi
 if [[ " $PARTS " == *" tests "* ]]; then
   # shellcheck disable=SC2086

@@ -52,12 +52,6 @@ def load_records() -> dict:
     return out
 
 
-def _file(records: dict, key: str) -> str:
-    """The name of the file read for ``key`` (its stem's when the record does not say)."""
-    rec = records.get(key) or {}
-    return rec.get("file", f"{STEMS[key]}.json")
-
-
 def _medians(records: dict) -> dict:
     return {key: result_medians(rec) if rec else {} for key, rec in records.items()}
 
@@ -268,13 +262,13 @@ def summary(records: dict) -> str:
     lines = ["\nFrom these files, beside the paper:"]
     if g64 and g128:
         w64, w128 = PAPER["grouping_w64"], PAPER["grouping_w128"]
-        lines.append(f"* Grouping alone ({_file(records, 'regroup')}): W64 {g64:.1f} µs "
+        lines.append(f"* Grouping alone ({STEMS['regroup']}.json): W64 {g64:.1f} µs "
                      f"against the paper's {w64.text()} ({g64 / w64.high:.2f}-"
                      f"{g64 / w64.low:.2f}×); W128 {g128:.1f} µs against {w128.text()} "
                      f"({g128 / w128.high:.2f}-{g128 / w128.low:.2f}×).")
     if t0 and tf and ton:
         lines.append(f"* Eq. 7 for the warp-specialized kernel on cap64k W128 "
-                     f"({_file(records, 'fp8')}): S_exec {t0 - tf:.1f}, C_online "
+                     f"({STEMS['fp8']}.json): S_exec {t0 - tf:.1f}, C_online "
                      f"{ton - tf:.1f}, S_net {t0 - ton:+.1f} µs; the paper on L43/r1: "
                      f"{PAPER['s_exec'].text()}, {PAPER['c_online'].text()}, "
                      f"+{PAPER['s_net'].text()}. T0 {t0 / 1e3:.3f} ms against the paper's "
@@ -298,4 +292,4 @@ def _claims_recorded(records, **_) -> dict:
 #: Chapter 11: the synthetic H200 rows come from files that benchmarks/bench_union8.py and
 #: bench_gpu_regroup.py record on an H200; re-running them there refreshes the rows.
 CLAIM_RECORDS = LiveKernel("the recorded synthetic H200 rows", union_stats,
-                           tuple(STEMS.values()), _claims_recorded)
+                           tuple(STEMS.values()), _claims_recorded, any_device=False)

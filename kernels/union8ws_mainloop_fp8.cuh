@@ -262,7 +262,7 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
   }
   // The page as warp_uniform reads it (kUniformPages), else as it is.
   __device__ __forceinline__ static Page uniform(const Page& pg) {
-    return kUniformPages ? Page{static_cast<int>(warp_uniform(pg.packed))} : pg;
+    return kUniformPages ? pg.uniform() : pg;
   }
   template <class Ring>
   __device__ __forceinline__ void last(const Ring& w, const Page& cur, const Frag& f) {

@@ -172,8 +172,7 @@ struct Fp8AccMainloop : SoftmaxState {
   template <class Ring>
   __device__ __forceinline__ void step(const Ring& w, const Page& cur_in, const Frag& f,
                                        const Page& nxt_in, Frag& f_nxt) {
-    const Page cur{static_cast<int>(warp_uniform(cur_in.packed))};
-    const Page nxt{static_cast<int>(warp_uniform(nxt_in.packed))};
+    const Page cur = cur_in.uniform(), nxt = nxt_in.uniform();
     issue_s(w.stage(nxt.s()));
     issue_pv<0>(f, w.stage(cur.s()));
     wgmma_wait<1>();  // S of the next page is there; the first PV half still runs

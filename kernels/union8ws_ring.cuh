@@ -118,6 +118,11 @@ struct Page {
   int packed;  // s | seen << 8
   __device__ __forceinline__ int s() const { return packed & 0xff; }
   __device__ __forceinline__ int seen() const { return packed >> 8; }
+  // The page as warp_uniform reads it: the compiler keeps it (and the descriptors made from
+  // it) in uniform registers and takes each branch on seen() with the whole warp.
+  __device__ __forceinline__ Page uniform() const {
+    return Page{static_cast<int>(warp_uniform(static_cast<uint32_t>(packed)))};
+  }
 };
 
 // One consumer's position in the ring and in the sequence of group headers.

@@ -55,7 +55,6 @@ def run(args, env: dict) -> dict:
 
     from pageweaver_edu.gpu import Fp8WsUnionAttention, fp8_cache_from_bf16
     from pageweaver_edu.gpu.timing import bench_gpu
-    from pageweaver_edu.replay.e4m3 import Fp8KV
     from pageweaver_edu.replay.fp8 import reference_on_cache
 
     x = common.preset_inputs(args.preset, 1)
@@ -70,8 +69,7 @@ def run(args, env: dict) -> dict:
         atts[name] = att
     fresh = common.poisoned(*atts.values())
     rows = np.sort(rng.choice(x.n, min(x.n, args.check_rows), replace=False))
-    lg = cache.logical
-    kv = Fp8KV(lg.k8.cpu(), lg.v8.cpu(), lg.k_scale.cpu(), lg.v_scale.cpu())
+    kv = cache.logical.to("cpu")
     cap = x.cap
     cs = None if cap.causal_pos is None else cap.causal_pos[rows]
     ls = None if cap.lengths is None else cap.lengths[rows]

@@ -39,7 +39,6 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     )
     from pageweaver_edu.gpu.regroup import PAIRS_MAX_K
     from pageweaver_edu.gpu.timing import bench_gpu_difference
-    from pageweaver_edu.replay.e4m3 import Fp8KV
     from pageweaver_edu.replay.fp8 import fp8_union_attention, reference_on_cache
 
     x = common.preset_inputs(name, heads)
@@ -81,8 +80,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     fresh = common.poisoned(f8, f4, f8s3, b8, ws, wss, wsa)
     base = fresh(lambda: f8.run(plans["original"]))
     rows = np.sort(rng.choice(n, min(n, args.check_rows), replace=False))
-    lg = cache.logical
-    kv = Fp8KV(lg.k8.cpu(), lg.v8.cpu(), lg.k_scale.cpu(), lg.v_scale.cpu())
+    kv = cache.logical.to("cpu")
     qs, ts = q[torch.from_numpy(rows).cuda()].cpu(), x.topk[:, rows]
     cs = None if cap.causal_pos is None else cap.causal_pos[rows]
     ls = None if cap.lengths is None else cap.lengths[rows]
@@ -262,7 +260,6 @@ def smoke_fp8(kernels: str = "all") -> int:
     (shipped, lazy and accurate builds)."""
 
     from pageweaver_edu.gpu import Fp8UnionAttention, Fp8WsUnionAttention, fp8_cache_from_bf16
-    from pageweaver_edu.replay.e4m3 import Fp8KV
     from pageweaver_edu.replay.fp8 import fp8_union_attention, reference_on_cache
 
     s = common.smoke_case()
@@ -281,8 +278,7 @@ def smoke_fp8(kernels: str = "all") -> int:
         acc = common.smoke_outputs(  # the accurate mode: its own bits, any order
             s, lambda plan, out: Fp8WsUnionAttention(s.q, cache, s.c, s.ln, out=out,
                                                      accurate=True).run(plan), groups=(8,))
-    lg = cache.logical
-    kv = Fp8KV(lg.k8.cpu(), lg.v8.cpu(), lg.k_scale.cpu(), lg.v_scale.cpu())
+    kv = cache.logical.to("cpu")
     ref = reference_on_cache(s.q.cpu(), kv, s.topk, s.cpos, s.lens)
     emu = fp8_union_attention(s.q.cpu(), kv, s.topk, s.cpos, s.lens).float()
     errs, same, nan = common.smoke_summary(outs, ref)

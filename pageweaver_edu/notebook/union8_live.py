@@ -157,11 +157,9 @@ def _fp8_live(records, capture, case, ref, emu) -> dict:
 
     from ..gpu import Fp8UnionAttention, GpuUnionPlan, fp8_cache_from_kv
     from ..gpu.timing import bench_gpu
-    from ..replay.e4m3 import Fp8KV
 
     cap, kv = capture, case.kv
-    cache = fp8_cache_from_kv(Fp8KV(kv.k8.cuda(), kv.v8.cuda(), kv.k_scale.cuda(),
-                                    kv.v_scale.cuda()))
+    cache = fp8_cache_from_kv(kv.to("cuda"))
     tq = case.q.cuda().contiguous()
     runs = {"original": (None, 8), "W16 regrouped": (greedy_regroup(cap.topk, Grouping(16)), 8),
             "Union4": (None, 4)}

@@ -70,7 +70,6 @@ def peer_references(q, k, v, topk, causal_pos=None, lengths=None, rows=None):
     """
     import torch
 
-    from ..replay.e4m3 import Fp8KV
     from ..replay.fp8 import reference_on_cache
 
     topk = np.asarray(topk)
@@ -83,5 +82,4 @@ def peer_references(q, k, v, topk, causal_pos=None, lengths=None, rows=None):
         v[:, h].double().cpu(), topk[h, rows], lengths=ls, causal_pos=cs)
         for h in range(topk.shape[0])], axis=1)
     kv8 = quantize_kv_per_tensor(k, v)
-    cpu = Fp8KV(kv8.k8.cpu(), kv8.v8.cpu(), kv8.k_scale.cpu(), kv8.v_scale.cpu())
-    return ref_bf16, kv8, reference_on_cache(qs, cpu, topk[:, rows], cs, ls)
+    return ref_bf16, kv8, reference_on_cache(qs, kv8.to("cpu"), topk[:, rows], cs, ls)

@@ -45,6 +45,11 @@ class Fp8KV:
         """H, KV heads."""
         return int(self.k8.shape[1])
 
+    def to(self, device) -> Fp8KV:
+        """The same cache with its four tensors on ``device`` (``"cpu"``, ``"cuda"``)."""
+        return Fp8KV(self.k8.to(device), self.v8.to(device), self.k_scale.to(device),
+                     self.v_scale.to(device))
+
     def dequantized(self, h: int):
         """(k, v) of KV head ``h`` as float64 ``[pages, P, D]``."""
         return (self.k8[:, h].double() * float(self.k_scale[h]),

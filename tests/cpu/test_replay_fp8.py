@@ -40,6 +40,16 @@ def test_e4m3_rounding_and_saturation():
     assert got == [448.0, -448.0, 448.0, 1.0, 1.25, 0.0, 2.0**-9, 0.0]
 
 
+def test_cache_moves_whole():
+    kv = quantize_kv(torch.randn(3, 2, 128, 128), torch.randn(3, 2, 128, 128))
+    moved = kv.to("cpu")
+    assert moved is not kv
+    for name in ("k8", "v8", "k_scale", "v_scale"):
+        a, b = getattr(kv, name), getattr(moved, name)
+        assert b.device.type == "cpu" and b.dtype == a.dtype and torch.equal(
+            a.float(), b.float())
+
+
 def test_q_rows_quantize_to_full_range_and_zero_rows_stay_zero():
     q = torch.randn((3, 16, 128)).to(torch.bfloat16)
     q[1, 5] = 0

@@ -34,7 +34,7 @@ TEST_WS_BUILDS = ({"tc_sum": True}, {"lazy": True}, {"lazy": True, "tc_sum": Tru
 
 
 def builds(test_builds: bool = False) -> list[tuple[str, Callable[[], object]]]:
-    """(label, compile) of every build, in a fixed order, each label once."""
+    """(label, compile) of every build, in a fixed order."""
     from pageweaver_edu.gpu import UNION_KERNELS, Fp8WsUnionAttention
     from pageweaver_edu.gpu.loader import load_module
     from pageweaver_edu.gpu.union8ws import SLOTS, fp8_build_options
@@ -54,12 +54,7 @@ def builds(test_builds: bool = False) -> list[tuple[str, Callable[[], object]]]:
             options = fp8_build_options(**kw)
             out.append((f"Fp8WsUnionAttention g=8 slots={slots} {' '.join(options)}",
                         partial(Fp8WsUnionAttention.kernel, 8, slots, options)))
-    seen, unique = set(), []
-    for label, compile_it in out:
-        if label not in seen:
-            seen.add(label)
-            unique.append((label, compile_it))
-    return unique
+    return out
 
 
 def run_parallel(count: int, jobs: int, start: Callable[[int], subprocess.Popen]) -> list[int]:

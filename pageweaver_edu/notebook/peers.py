@@ -44,6 +44,8 @@ def peer_records(root: str = str(ROOT), every_file: bool = False) -> list[dict]:
             and (every_file or CURRENT.search(rec["path"]))]
 
 
+#: The complete calls of a union8ws row (``union8ws_fp8[acc]_<call>``).
+CALLS = ("original", "fixed_w128", "online_w128")
 #: (tc_sum, lazy) of a union8ws build -> its name in the table.
 BUILD_NAMES = {(False, False): "shipped", (True, False): "tc_sum", (False, True): "lazy, FP32 sums",
                (True, True): "lazy"}
@@ -75,11 +77,10 @@ def peer_row(rec: dict) -> dict:
     """
     us = result_medians(rec)
     check = rec.get("check", {})
-    ours = {k: us[f"union8ws_fp8_{k}"] for k in ("original", "fixed_w128", "online_w128")}
+    ours = {k: us[f"union8ws_fp8_{k}"] for k in CALLS}
     best = min(ours.values())
     nrms = check.get("union8ws_nrms_vs_float64", check.get("nrms_vs_float64"))
-    acc = [us[f"union8ws_fp8acc_{k}"] for k in ("original", "fixed_w128", "online_w128")
-           if f"union8ws_fp8acc_{k}" in us]
+    acc = [us[f"union8ws_fp8acc_{k}"] for k in CALLS if f"union8ws_fp8acc_{k}" in us]
     accurate = min(acc) if acc else None
     return {"preset": rec["workload"], "gpu": device_tag(rec.get("device", "")),
             "heads": rec.get("kv_heads", 1), "accurate": accurate,

@@ -63,13 +63,12 @@ def refresh(widget: go.FigureWidget, new: dict, old: dict | None) -> None:
     with widget.batch_update():
         for trace, now, props in zip(widget.data, olds, new["data"], strict=True):
             changed = {k: v for k, v in props.items()
-                       if k != "type" and (new_traces or k not in now or not _same(now[k], v))}
+                       if k != "type" and (k not in now or not _same(now[k], v))}
             changed |= {k: None for k in now if k not in props}  # gone from the new figure
             if changed:
                 trace.update(changed, overwrite=True)
-        now, props = ({}, new["layout"]) if new_traces else (old["layout"], new["layout"])
-        changed = {k: v for k, v in props.items()
-                   if new_traces or k not in now or not _same(now[k], v)}
+        now, props = {} if new_traces else old["layout"], new["layout"]
+        changed = {k: v for k, v in props.items() if k not in now or not _same(now[k], v)}
         changed |= {k: None for k in now if k not in props}
         if changed:
             widget.layout.update(changed, overwrite=True)

@@ -3,29 +3,22 @@ its parallel driver (each build in its own process, at most N at once, failures 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from tests.helpers.tool_module import load_tool
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _tool():
-    spec = importlib.util.spec_from_file_location("gpu_precompile",
-                                                  ROOT / "tools" / "gpu_precompile.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_builds_cover_every_prebuilt_and_test_build_once():
     from pageweaver_edu.gpu import UNION_KERNELS
     from pageweaver_edu.gpu.union8ws import SLOTS, fp8_build_options
 
-    tool = _tool()
+    tool = load_tool("gpu_precompile")
     base = [label for label, _ in tool.builds()]
     every = [label for label, _ in tool.builds(test_builds=True)]
     assert len(set(every)) == len(every) and every[:len(base)] == base
@@ -44,7 +37,7 @@ def test_the_builds_cover_every_prebuilt_and_test_build_once():
 
 
 def test_parallel_driver_limits_and_reports():
-    tool = _tool()
+    tool = load_tool("gpu_precompile")
     started = []
 
     def start(i):
@@ -64,7 +57,7 @@ def test_without_a_gpu_every_child_fails_and_the_run_says_so():
     proc = subprocess.run([sys.executable, str(ROOT / "tools" / "gpu_precompile.py"),
                            "--jobs", "4"], capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
-    n = len(_tool().builds())
+    n = len(load_tool("gpu_precompile").builds())
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert f"compiled 0 of {n} builds" in proc.stdout and "failed: regroup.cu" in proc.stdout
     assert proc.stderr.count("Traceback") == n  # one child per build, each stopped alone

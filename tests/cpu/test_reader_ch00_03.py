@@ -230,12 +230,9 @@ def test_readme_links_the_verification_record_and_names_cuda_right():
 
 
 def test_results_table_regenerates_the_readme_block():
-    import importlib.util
+    from tests.helpers.tool_module import load_tool
 
-    spec = importlib.util.spec_from_file_location("results_table", ROOT / "tools" /
-                                                  "results_table.py")
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
+    tool = load_tool("results_table")
     text = README.read_text(encoding="utf-8")
     block = text.split(tool.BEGIN, 1)[1].split(tool.END, 1)[0]
     assert block.strip() == tool.tables().strip()

@@ -70,10 +70,8 @@ def run(args, env: dict) -> dict:
     fresh = common.poisoned(*atts.values())
     rows = np.sort(rng.choice(x.n, min(x.n, args.check_rows), replace=False))
     kv = cache.logical.to("cpu")
-    cap = x.cap
-    cs = None if cap.causal_pos is None else cap.causal_pos[rows]
-    ls = None if cap.lengths is None else cap.lengths[rows]
-    ref = reference_on_cache(x.q[torch.from_numpy(rows).cuda()].cpu(), kv, x.topk[:, rows], cs, ls)
+    qs, ts, cs, ls = x.check_rows(rows)
+    ref = reference_on_cache(qs, kv, ts, cs, ls)
     first = None
     check = {}
     for name, att in atts.items():

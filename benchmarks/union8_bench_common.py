@@ -97,6 +97,16 @@ class PresetInputs:
     def cap(self):
         return self.caps[0]
 
+    def check_rows(self, rows):
+        """The sampled rows ``rows`` (sorted query indices) as the CPU checks take them: Q
+        ``[rows, H·16, 128]`` on the CPU, Top-K ``[H, rows, K]``, c_i and L_i (or None)."""
+        import torch
+
+        cap = self.cap
+        return (self.q[torch.from_numpy(rows).cuda()].cpu(), self.topk[:, rows],
+                None if cap.causal_pos is None else cap.causal_pos[rows],
+                None if cap.lengths is None else cap.lengths[rows])
+
     def prepare(self, perm, group: int = 8):
         """The GPU union plan of π ``perm`` ([H, N] on the GPU), prepared as a live call does
         it: on the GPU, no host work on data, untrimmed."""

@@ -81,9 +81,7 @@ def run_preset_fp8(name: str, heads: int, args, env: dict) -> dict:
     base = fresh(lambda: f8.run(plans["original"]))
     rows = np.sort(rng.choice(n, min(n, args.check_rows), replace=False))
     kv = cache.logical.to("cpu")
-    qs, ts = q[torch.from_numpy(rows).cuda()].cpu(), x.topk[:, rows]
-    cs = None if cap.causal_pos is None else cap.causal_pos[rows]
-    ls = None if cap.lengths is None else cap.lengths[rows]
+    qs, ts, cs, ls = x.check_rows(rows)
     got = base[torch.from_numpy(rows).cuda()].float().cpu()
     t0 = time.perf_counter()
     emu = fp8_union_attention(qs, kv, ts, cs, ls).float()

@@ -63,7 +63,6 @@ def nrms(a, b) -> float:
     return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
 
 
-
 def write_result(rec: dict, path: Path) -> Path:
     """Write a result record as JSON to ``path`` (its folder made) and copy it into $OUT when
     that is set and another folder (the device runner brings $OUT back)."""
@@ -73,6 +72,7 @@ def write_result(rec: dict, path: Path) -> Path:
     if copy.resolve() != path.resolve():
         shutil.copy(path, copy)
     return path
+
 
 @dataclass
 class PresetInputs:

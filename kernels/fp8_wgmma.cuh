@@ -315,107 +315,139 @@ struct SoftmaxSums {
   float sh_lo, sh_hi;    // 8 - m' per row
   float sum_lo, sum_hi;  // this thread's part of sum p per row
 };
+// The rows a softmax step runs on (kRows): bit 0 row g, bit 1 row g + 8. A row left out keeps
+// its m, l and S registers and gets no P fragment bytes (its query does not see the page).
+// With two rows each row has its own count of visible columns, vis_lo and vis_hi.
+constexpr int kRowLo = 1, kRowHi = 2, kBothRows = 3;
 
-// The maximum of S over the visible columns of rows g and g + 8, across the quad. kCols = 128
-// (an FP8 page) or 64 (a BF16 half page).
-template <bool kMasked, int kCols = 128>
-__device__ __forceinline__ void page_max(const float (&d)[kCols / 2], int vis, int t,
-                                         float& mx_lo, float& mx_hi) {
+// The maximum of S over the visible columns of rows g and g + 8 (those in kRows), across the
+// quad. kCols = 128 (an FP8 page) or 64 (a BF16 half page).
+template <bool kMasked, int kCols = 128, int kRows = kBothRows>
+__device__ __forceinline__ void page_max(const float (&d)[kCols / 2], int vis_lo, int vis_hi,
+                                         int t, float& mx_lo, float& mx_hi) {
+  constexpr bool kLo = kRows & kRowLo, kHi = kRows & kRowHi;
   float ml[4], mh[4];  // four independent max chains per row
 #pragma unroll
   for (int c = 0; c < 4; ++c) ml[c] = mh[c] = -3.0e38f;
-  const int vis_t = vis - 2 * t;  // column 8j + 2t + e is visible when 8j + e < vis - 2t
+  // column 8j + 2t + e is visible when 8j + e < vis - 2t
+  const int vis_t_lo = vis_lo - 2 * t, vis_t_hi = vis_hi - 2 * t;
 #pragma unroll
   for (int j = 0; j < kCols / 8; ++j) {
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
-      const bool ok = !kMasked || 8 * j + e < vis_t;
+      const bool ok_lo = !kMasked || 8 * j + e < vis_t_lo;
+      const bool ok_hi = !kMasked || 8 * j + e < vis_t_hi;
       const int c = (2 * j + e) & 3;
-      ml[c] = ok ? fmaxf(ml[c], d[4 * j + e]) : ml[c];
-      mh[c] = ok ? fmaxf(mh[c], d[4 * j + 2 + e]) : mh[c];
+      if constexpr (kLo) ml[c] = ok_lo ? fmaxf(ml[c], d[4 * j + e]) : ml[c];
+      if constexpr (kHi) mh[c] = ok_hi ? fmaxf(mh[c], d[4 * j + 2 + e]) : mh[c];
     }
   }
   mx_lo = fmaxf(fmaxf(ml[0], ml[1]), fmaxf(ml[2], ml[3]));
   mx_hi = fmaxf(fmaxf(mh[0], mh[1]), fmaxf(mh[2], mh[3]));
 #pragma unroll
   for (int sh = 1; sh <= 2; sh <<= 1) {  // the 4 lanes of a quad share rows g and g + 8
-    mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, sh));
-    mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, sh));
+    if constexpr (kLo) mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, sh));
+    if constexpr (kHi) mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, sh));
   }
 }
 
-// kShift = log2 of P's scale.
+// kShift = log2 of P's scale. kEmptyRows: a row of kRows may see no column of the page
+// (vis 0); it then keeps m and gets a = 1, so l and O stay as they are.
+template <bool kMasked, int kRows, bool kEmptyRows = false, int kCols = 128, int kShift = 8>
+__device__ __forceinline__ void softmax_max_rows(const float (&d)[kCols / 2], int vis_lo,
+                                                 int vis_hi, int t, float rf_lo, float rf_hi,
+                                                 float& m_lo, float& m_hi, float& al_lo,
+                                                 float& al_hi, SoftmaxSums& st) {
+  constexpr bool kLo = kRows & kRowLo, kHi = kRows & kRowHi;
+  float mx_lo, mx_hi;
+  page_max<kMasked, kCols, kRows>(d, vis_lo, vis_hi, t, mx_lo, mx_hi);
+  // Column 0 is visible, so both maxima are finite; rf >= 0 keeps the order of S.
+  float new_lo = fmaxf(m_lo, mx_lo * rf_lo), new_hi = fmaxf(m_hi, mx_hi * rf_hi);
+  if (kEmptyRows && vis_lo <= 0) new_lo = m_lo;
+  if (kEmptyRows && vis_hi <= 0) new_hi = m_hi;
+  if constexpr (kLo) al_lo = kEmptyRows && vis_lo <= 0 ? 1.f : ex2(m_lo - new_lo);
+  if constexpr (kHi) al_hi = kEmptyRows && vis_hi <= 0 ? 1.f : ex2(m_hi - new_hi);
+  if constexpr (kLo) m_lo = new_lo;
+  if constexpr (kHi) m_hi = new_hi;
+  if constexpr (kLo) st.sh_lo = static_cast<float>(kShift) - new_lo;
+  if constexpr (kHi) st.sh_hi = static_cast<float>(kShift) - new_hi;
+  st.sum_lo = st.sum_hi = 0.f;
+}
 template <bool kMasked, int kCols = 128, int kShift = 8>
 __device__ __forceinline__ void softmax_max(const float (&d)[kCols / 2], int vis, int t,
                                             float rf_lo, float rf_hi, float& m_lo, float& m_hi,
                                             float& al_lo, float& al_hi, SoftmaxSums& st) {
-  float mx_lo, mx_hi;
-  page_max<kMasked, kCols>(d, vis, t, mx_lo, mx_hi);
-  // Column 0 is visible, so both maxima are finite; rf >= 0 keeps the order of S.
-  const float new_lo = fmaxf(m_lo, mx_lo * rf_lo), new_hi = fmaxf(m_hi, mx_hi * rf_hi);
-  al_lo = ex2(m_lo - new_lo);
-  al_hi = ex2(m_hi - new_hi);
-  m_lo = new_lo;
-  m_hi = new_hi;
-  st.sh_lo = static_cast<float>(kShift) - new_lo;
-  st.sh_hi = static_cast<float>(kShift) - new_hi;
-  st.sum_lo = st.sum_hi = 0.f;
+  softmax_max_rows<kMasked, kBothRows, false, kCols, kShift>(d, vis, vis, t, rf_lo, rf_hi, m_lo,
+                                                             m_hi, al_lo, al_hi, st);
 }
 
 // kSums = false: no running sums on the CUDA cores (the kernel takes sum p from the tensor
 // core instead, as the row sums of the E4M3 P it multiplies).
 // p = 2^(fma(S, rf, 8 - m')) of k-step ks's 32 columns into d (0 for the invisible ones),
 // and their sums.
-template <bool kMasked, bool kSums>
-__device__ __forceinline__ void softmax_exps_kstep(float (&d)[64], int ks, int vis_t,
-                                                   float rf_lo, float rf_hi, SoftmaxSums& st) {
+// vis_t_lo / vis_t_hi: vis - 2t of each row; only the rows in kRows are computed.
+template <bool kMasked, bool kSums, int kRows = kBothRows>
+__device__ __forceinline__ void softmax_exps_kstep(float (&d)[64], int ks, int vis_t_lo,
+                                                   int vis_t_hi, float rf_lo, float rf_hi,
+                                                   SoftmaxSums& st) {
 #pragma unroll
   for (int j = 4 * ks; j < 4 * ks + 4; ++j) {
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
-      float p0 = ex2(fmaf(d[4 * j + e], rf_lo, st.sh_lo));
-      float p1 = ex2(fmaf(d[4 * j + 2 + e], rf_hi, st.sh_hi));
-      if (kMasked && 8 * j + e >= vis_t) p0 = p1 = 0.f;
-      d[4 * j + e] = p0;
-      d[4 * j + 2 + e] = p1;
-      if constexpr (kSums) {
-        st.sum_lo += p0;
-        st.sum_hi += p1;
+      if constexpr ((kRows & kRowLo) != 0) {
+        float p0 = ex2(fmaf(d[4 * j + e], rf_lo, st.sh_lo));
+        if (kMasked && 8 * j + e >= vis_t_lo) p0 = 0.f;
+        d[4 * j + e] = p0;
+        if constexpr (kSums) st.sum_lo += p0;
+      }
+      if constexpr ((kRows & kRowHi) != 0) {
+        float p1 = ex2(fmaf(d[4 * j + 2 + e], rf_hi, st.sh_hi));
+        if (kMasked && 8 * j + e >= vis_t_hi) p1 = 0.f;
+        d[4 * j + 2 + e] = p1;
+        if constexpr (kSums) st.sum_hi += p1;
       }
     }
   }
 }
 // The 16 values of k-step ks in d, in the order of the A fragment's four registers (four
 // values each, the lowest byte first): pass them to a converter (E4M3, or two-level).
-template <class Convert>
+// Registers 0 and 2 hold row g, 1 and 3 row g + 8: only the rows in kRows are passed.
+template <int kRows = kBothRows, class Convert>
 __device__ __forceinline__ void kstep_fragment(const float (&d)[64], int ks, Convert convert) {
   const int j = 4 * ks;
-  convert(0, d[4 * j], d[4 * j + 1], d[4 * j + 4], d[4 * j + 5]);
-  convert(1, d[4 * j + 2], d[4 * j + 3], d[4 * j + 6], d[4 * j + 7]);
-  convert(2, d[4 * j + 8], d[4 * j + 9], d[4 * j + 12], d[4 * j + 13]);
-  convert(3, d[4 * j + 10], d[4 * j + 11], d[4 * j + 14], d[4 * j + 15]);
+  if constexpr ((kRows & kRowLo) != 0) convert(0, d[4 * j], d[4 * j + 1], d[4 * j + 4], d[4 * j + 5]);
+  if constexpr ((kRows & kRowHi) != 0) convert(1, d[4 * j + 2], d[4 * j + 3], d[4 * j + 6], d[4 * j + 7]);
+  if constexpr ((kRows & kRowLo) != 0) convert(2, d[4 * j + 8], d[4 * j + 9], d[4 * j + 12], d[4 * j + 13]);
+  if constexpr ((kRows & kRowHi) != 0) convert(3, d[4 * j + 10], d[4 * j + 11], d[4 * j + 14], d[4 * j + 15]);
 }
 
 // kSums = false: no running sums on the CUDA cores (the kernel takes sum p from the tensor
 // core instead, as the row sums of the E4M3 P it multiplies).
-template <bool kMasked, int kBegin, int kEnd, bool kSums = true>
-__device__ __forceinline__ void softmax_exps(float (&d)[64], int vis, int t, float rf_lo,
-                                             float rf_hi, SoftmaxSums& st,
-                                             uint32_t (&pa)[kKSteps][4]) {
-  const int vis_t = vis - 2 * t;
+template <bool kMasked, int kBegin, int kEnd, bool kSums = true, int kRows = kBothRows>
+__device__ __forceinline__ void softmax_exps_rows(float (&d)[64], int vis_lo, int vis_hi, int t,
+                                                  float rf_lo, float rf_hi, SoftmaxSums& st,
+                                                  uint32_t (&pa)[kKSteps][4]) {
+  const int vis_t_lo = vis_lo - 2 * t, vis_t_hi = vis_hi - 2 * t;
 #pragma unroll
   for (int ks = kBegin; ks < kEnd; ++ks) {  // columns 32 ks .. 32 ks + 31, packed as made
-    softmax_exps_kstep<kMasked, kSums>(d, ks, vis_t, rf_lo, rf_hi, st);
-    kstep_fragment(d, ks, [&](int r, float x0, float x1, float x2, float x3) {
+    softmax_exps_kstep<kMasked, kSums, kRows>(d, ks, vis_t_lo, vis_t_hi, rf_lo, rf_hi, st);
+    kstep_fragment<kRows>(d, ks, [&](int r, float x0, float x1, float x2, float x3) {
       pa[ks][r] = pack_e4m3(x0, x1, x2, x3);
     });
   }
 }
+template <bool kMasked, int kBegin, int kEnd, bool kSums = true>
+__device__ __forceinline__ void softmax_exps(float (&d)[64], int vis, int t, float rf_lo,
+                                             float rf_hi, SoftmaxSums& st,
+                                             uint32_t (&pa)[kKSteps][4]) {
+  softmax_exps_rows<kMasked, kBegin, kEnd, kSums>(d, vis, vis, t, rf_lo, rf_hi, st, pa);
+}
 
+template <int kRows = kBothRows>
 __device__ __forceinline__ void softmax_finish(float al_lo, float al_hi, const SoftmaxSums& st,
                                                float& l_lo, float& l_hi) {
-  l_lo = l_lo * al_lo + st.sum_lo;
-  l_hi = l_hi * al_hi + st.sum_hi;
+  if constexpr ((kRows & kRowLo) != 0) l_lo = l_lo * al_lo + st.sum_lo;
+  if constexpr ((kRows & kRowHi) != 0) l_hi = l_hi * al_hi + st.sum_hi;
 }
 
 template <bool kMasked>
@@ -441,26 +473,33 @@ __device__ __forceinline__ void fold_page(float (&o)[64], const float (&op)[64],
   }
 }
 
-// The same fold for output dims 64 h .. 64 h + 63 from a half-width product op (m64n64).
-template <int kHalf>
+// The same fold for output dims 64 h .. 64 h + 63 from a half-width product op (m64n64), on
+// the rows in kRows.
+template <int kHalf, int kRows = kBothRows>
 __device__ __forceinline__ void fold_half(float (&o)[64], const float (&op)[32], float al_lo,
                                           float al_hi) {
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
     const int oj = 4 * (8 * kHalf + j);
-    o[oj + 0] = fmaf(o[oj + 0], al_lo, op[4 * j + 0]);
-    o[oj + 1] = fmaf(o[oj + 1], al_lo, op[4 * j + 1]);
-    o[oj + 2] = fmaf(o[oj + 2], al_hi, op[4 * j + 2]);
-    o[oj + 3] = fmaf(o[oj + 3], al_hi, op[4 * j + 3]);
+    if constexpr ((kRows & kRowLo) != 0) {
+      o[oj + 0] = fmaf(o[oj + 0], al_lo, op[4 * j + 0]);
+      o[oj + 1] = fmaf(o[oj + 1], al_lo, op[4 * j + 1]);
+    }
+    if constexpr ((kRows & kRowHi) != 0) {
+      o[oj + 2] = fmaf(o[oj + 2], al_hi, op[4 * j + 2]);
+      o[oj + 3] = fmaf(o[oj + 3], al_hi, op[4 * j + 3]);
+    }
   }
 }
 
-// o[row] = bf16(O * v_scale / l) for rows g and g + 8 of a query's 16 x 128 output block
-// (l summed over the quad first; 0 when the row saw no token).
-// kQuadSum = false: every lane already holds its rows' whole sums (tensor-core row sums).
+// o[row] = bf16(O * v_scale / l) for a thread's rows g and g + 8, written to the 128-wide
+// output rows at out_lo and out_hi (l summed over the quad first; 0 when the row saw no token).
+// A row whose ok_* is false is not written (its slot holds no query). kQuadSum = false: every
+// lane already holds its rows' whole sums (tensor-core row sums).
 template <bool kQuadSum = true>
-__device__ __forceinline__ void store_rows(__nv_bfloat16* out_block, const float (&o)[64],
-                                           float l_lo, float l_hi, float vsc, int g, int t) {
+__device__ __forceinline__ void store_row_pair(__nv_bfloat16* out_lo, __nv_bfloat16* out_hi,
+                                               bool ok_lo, bool ok_hi, const float (&o)[64],
+                                               float l_lo, float l_hi, float vsc, int t) {
   if constexpr (kQuadSum) {
 #pragma unroll
     for (int sh = 1; sh <= 2; sh <<= 1) {
@@ -470,13 +509,21 @@ __device__ __forceinline__ void store_rows(__nv_bfloat16* out_block, const float
   }
   const float inv_lo = l_lo > 0.f ? vsc / l_lo : 0.f;
   const float inv_hi = l_hi > 0.f ? vsc / l_hi : 0.f;
-  uint32_t* out = reinterpret_cast<uint32_t*>(out_block);
+  uint32_t* row_lo = reinterpret_cast<uint32_t*>(out_lo);
+  uint32_t* row_hi = reinterpret_cast<uint32_t*>(out_hi);
 #pragma unroll
   for (int j = 0; j < 16; ++j) {
     const int w = (8 * j + 2 * t) / 2;
-    out[g * (kDim / 2) + w] = pack_bf16(o[4 * j] * inv_lo, o[4 * j + 1] * inv_lo);
-    out[(g + 8) * (kDim / 2) + w] = pack_bf16(o[4 * j + 2] * inv_hi, o[4 * j + 3] * inv_hi);
+    if (ok_lo) row_lo[w] = pack_bf16(o[4 * j] * inv_lo, o[4 * j + 1] * inv_lo);
+    if (ok_hi) row_hi[w] = pack_bf16(o[4 * j + 2] * inv_hi, o[4 * j + 3] * inv_hi);
   }
+}
+// The same for rows g and g + 8 of one query's 16 x 128 output block.
+template <bool kQuadSum = true>
+__device__ __forceinline__ void store_rows(__nv_bfloat16* out_block, const float (&o)[64],
+                                           float l_lo, float l_hi, float vsc, int g, int t) {
+  store_row_pair<kQuadSum>(out_block + g * kDim, out_block + (g + 8) * kDim, true, true, o, l_lo,
+                           l_hi, vsc, t);
 }
 
 }  // namespace fp8

@@ -85,7 +85,7 @@ static_assert(128 * kProducerRegs + kConsumerThreads * kConsumerRegs <= 65536,
 // never reads fragments that are being rewritten.
 template <class Mainloop>
 __device__ __forceinline__ void consume(const Args& a, uint32_t base, int c) {
-  using Ring = ConsumerRing<SharedStorage>;
+  using Ring = ConsumerRing<SharedStorage, Mainloop::kPairedRows>;
   const int tid = threadIdx.x - 128 * (1 + c);  // thread in my warpgroup
   __builtin_assume(tid >= 0 && tid < 128);
   Mainloop ml(a, base + PW_AT(SharedStorage, q_tile) + c * kQTileBytes, tid);
@@ -127,7 +127,7 @@ __device__ __forceinline__ void consume(const Args& a, uint32_t base, int c) {
       }
       if (got == Ring::kNone) break;
     }
-    ml.store(a, w.my_qid(), w.head());
+    ml.store(a, w);
     w.close_group();
   }
 }

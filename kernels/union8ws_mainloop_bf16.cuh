@@ -14,6 +14,7 @@ namespace pageweaver {
 namespace union8ws {
 
 struct Bf16Mainloop : SoftmaxState {
+  static constexpr bool kPairedRows = false;  // one query per warp
   static constexpr int kStagesPerPage = 2;
   struct Frag {
     uint32_t p[bf16::kPVSteps][4];  // P in BF16, the A fragments of PV
@@ -88,8 +89,9 @@ struct Bf16Mainloop : SoftmaxState {
     wgmma_wait<0>();
     fence_acc(o);
   }
-  __device__ __forceinline__ void store(const Args& a, int qid, int head) const {
-    store_query<false>(a, qid, head, *this, g, t);
+  template <class Ring>
+  __device__ __forceinline__ void store(const Args& a, const Ring& w) const {
+    store_query<false>(a, w, *this, g, t);
   }
 };
 

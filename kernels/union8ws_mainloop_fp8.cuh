@@ -20,7 +20,8 @@
 //   first(ring, cur, f)             S of the group's first working page, its softmax into f
 //   step(ring, cur, f, nxt, f_nxt)  PV of cur (f) and S + softmax of nxt (into f_nxt)
 //   last(ring, cur, f)              PV of the group's last working page
-//   store(a, qid, head)             the epilogue of my warp's query
+//   kPairedRows                     which rows hold which query (ConsumerRing)
+//   store(a, ring)                  the epilogue of my rows
 // The walk converges the warp before each call that starts a wgmma (.aligned) and releases
 // the stage of cur after step and last.
 #pragma once
@@ -29,11 +30,20 @@
 #include "union8ws_ring.cuh"
 #include "union8ws_softmax_state.cuh"
 
+#include <type_traits>
+
 // 1: a consumer starts the next page's QK and the current page's PV together and runs the
 // next page's softmax while the tensor cores work (FlashAttention-3's intra-warpgroup
 // overlap); 0: QK, softmax, PV one after the other.
 #ifndef PW_WS_OVERLAP
 #define PW_WS_OVERLAP 1
+#endif
+// 1: the overlapped step of the cluster kernel's arithmetic runs on paired rows
+// (ConsumerRing): each query's 16 heads on two warps, 8 each, so a page that one query of the
+// consumer sees runs its 64 exponentials per row pair on two warps, not one; 0: one query per
+// warp (the other FP8 mainloops always).
+#ifndef PW_WS_PAIRS
+#define PW_WS_PAIRS 1
 #endif
 // 1: the FP8 consumer takes a page's sum p from the tensor core (P8 times a tile of E4M3 ones,
 // issued with the second half of PV), so the softmax step runs no serial FADD chains and l sums
@@ -57,25 +67,26 @@ __device__ __forceinline__ void issue_qk(float (&d)[64], uint32_t q8, uint32_t s
   }
 }
 
-// Q rows g and g + 8 of my warp's query from the group's Q stage (BF16, 0 for an empty slot),
-// as raw holds them for quantize_q_rows (fp8_wgmma.cuh).
+// The Q rows of my rows g and g + 8 (their query's local heads, ConsumerRing::slot and
+// local_head) from the group's Q stage (BF16, 0 for an empty slot), as raw holds them for
+// quantize_q_rows (fp8_wgmma.cuh).
 template <class Ring>
 __device__ __forceinline__ void load_q_rows(const Ring& w, int q_stage, int g, int t,
                                             uint2 (&raw)[2][2 * kKSteps]) {
-  const int qid = w.my_qid();
-  const uint32_t qrow = w.stage(q_stage) + (kConsumerSlots * w.c + w.warp) * kQRowBytes;
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
+    const int slot = w.slot(hr);
+    const bool present = w.qid(slot) >= 0;
+    const uint32_t qrow = w.stage(q_stage) + slot * kQRowBytes + 2 * w.local_head(g, hr) * kDim;
 #pragma unroll
     for (int cc = 0; cc < 2 * kKSteps; ++cc) {
       const int col = 32 * (cc >> 1) + 16 * (cc & 1) + 4 * t;
-      raw[hr][cc] = qid >= 0 ? lds64(qrow + 2 * ((g + 8 * hr) * kDim + col))
-                             : make_uint2(0u, 0u);
+      raw[hr][cc] = present ? lds64(qrow + 2 * col) : make_uint2(0u, 0u);
     }
   }
 }
 
-// My warp's Q rows -> E4M3 -> my Q8 tile, and the row factors rf (my previous group's QKs
+// My rows' Q -> E4M3 -> my Q8 tile, and the row factors rf (my previous group's QKs
 // have all completed, so the tile is free).
 template <class Ring>
 __device__ __forceinline__ void build_q8(const Args& a, const Ring& w, int q_stage, uint32_t q8,
@@ -154,6 +165,7 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
   // and knows that the whole warp takes each branch on seen, so it needs no reconvergence
   // point there and the __syncwarp() before the next wgmma finds the warp converged.
   static constexpr bool kUniformPages = PW_WS_OVERLAP && !PW_WS_TC_SUM;
+  static constexpr bool kPairedRows = PW_WS_PAIRS && kUniformPages && kSoftmaxStep;
 
   __device__ __forceinline__ Fp8Mainloop(const Args&, uint32_t q_tile, int tid)
       : Fp8QTile(q_tile, tid) {
@@ -165,7 +177,39 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
   // 0), since the rows of O_p that my P gives are my warp's own and my fold skips the page
   // (the no_softmax ablation writes P = 0 and a = 1 on every page).
   static constexpr bool kZeroUnseen = !kUniformPages || !kSoftmaxStep;
+  // With paired rows each row runs on its own query's visible tokens, and only the rows whose
+  // query sees the page run; a partly visible page runs both rows masked (a row that sees
+  // nothing keeps its m, l and O: kEmptyRows).
+  template <int kBegin, int kEnd>
+  __device__ __forceinline__ void paired_exps(const Page& pg, Frag& f) {
+    auto part = [&](auto masked, auto rows, int vl, int vh) {
+      constexpr bool kMasked = decltype(masked)::value;
+      constexpr int kRows = decltype(rows)::value;
+      if constexpr (kBegin == 0) {
+        softmax_max_rows<kMasked, kRows, kMasked>(d, vl, vh, t, rf_lo, rf_hi, m_lo, m_hi,
+                                                  f.al_lo, f.al_hi, f.st);
+      }
+      softmax_exps_rows<kMasked, kBegin, kEnd, true, kRows>(d, vl, vh, t, rf_lo, rf_hi, f.st,
+                                                            f.p);
+      if constexpr (kEnd == kKSteps) {
+        softmax_finish<kRows>(f.al_lo, f.al_hi, f.st, l[0], l[2]);
+      }
+    };
+    using Full = std::false_type;
+    using Part = std::true_type;
+    const int vl = pg.seen_lo(), vh = pg.seen_hi();
+    if (vl == kPage && vh == kPage) {
+      part(Full{}, std::integral_constant<int, kBothRows>{}, kPage, kPage);
+    } else if (vl == kPage && vh == 0) {
+      part(Full{}, std::integral_constant<int, kRowLo>{}, kPage, kPage);
+    } else if (vl == 0 && vh == kPage) {
+      part(Full{}, std::integral_constant<int, kRowHi>{}, kPage, kPage);
+    } else if (vl | vh) {
+      part(Part{}, std::integral_constant<int, kBothRows>{}, vl, vh);
+    }
+  }
   __device__ __forceinline__ void softmax_a(const Page& pg, Frag& f) {
+    if constexpr (kPairedRows) return paired_exps<0, 2>(pg, f);
     const int vis = pg.seen();
     if (vis > 0 && kSoftmaxStep) {
       if (vis < kPage) {  // causal / length tail inside this page
@@ -182,6 +226,7 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
     }
   }
   __device__ __forceinline__ void softmax_b(const Page& pg, Frag& f) {
+    if constexpr (kPairedRows) return paired_exps<2, kKSteps>(pg, f);
     const int vis = pg.seen();
     if (vis > 0 && kSoftmaxStep) {
       if (vis < kPage) {
@@ -222,7 +267,16 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
     wgmma_wait<0>();
     fence_acc(op);
     if constexpr (PW_WS_TC_SUM && kHalf == 1) fence_acc(rs);
-    if (pg.seen()) {
+    if constexpr (kPairedRows) {  // the rows whose query sees the page
+      const int vl = pg.seen_lo(), vh = pg.seen_hi();
+      if (vl && vh) {
+        fold_half<kHalf>(o, op, f.al_lo, f.al_hi);
+      } else if (vl) {
+        fold_half<kHalf, kRowLo>(o, op, f.al_lo, f.al_hi);
+      } else if (vh) {
+        fold_half<kHalf, kRowHi>(o, op, f.al_lo, f.al_hi);
+      }
+    } else if (pg.seen()) {
       fold_half<kHalf>(o, op, f.al_lo, f.al_hi);
       if constexpr (PW_WS_TC_SUM && kHalf == 1) {  // l = l a + sum p8 (the page's row sums)
         l[0] = fmaf(l[0], f.al_lo, rs[0]);
@@ -269,8 +323,9 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
     pv_halves(*this, w, cur, f);
   }
   // O and l both carry the 2^8 of P; V's scale here.
-  __device__ __forceinline__ void store(const Args& a, int qid, int head) const {
-    store_query<true, !PW_WS_TC_SUM>(a, qid, head, *this, g, t);
+  template <class Ring>
+  __device__ __forceinline__ void store(const Args& a, const Ring& w) const {
+    store_query<true, !PW_WS_TC_SUM>(a, w, *this, g, t);
   }
 };
 

@@ -14,6 +14,7 @@ constexpr int kLazyShift = 6;     // p = 2^(6 + rf S - m): at most 2^(6 + kLazyT
 constexpr float kLazyTau = 2.f;   // a row rescales only when its maximum grows by more
 
 struct Fp8LazyMainloop : Fp8QTile, SoftmaxState {
+  static constexpr bool kPairedRows = false;  // one query per warp
   static constexpr int kStagesPerPage = 1;
   struct Frag {
     uint32_t p[kKSteps][4];  // P8, the A fragments of PV
@@ -40,9 +41,9 @@ struct Fp8LazyMainloop : Fp8QTile, SoftmaxState {
     }
     float mx_lo, mx_hi;
     if (vis < kPage) {
-      page_max<true>(d, vis, t, mx_lo, mx_hi);
+      page_max<true>(d, vis, vis, t, mx_lo, mx_hi);
     } else {
-      page_max<false>(d, kPage, t, mx_lo, mx_hi);
+      page_max<false>(d, kPage, kPage, t, mx_lo, mx_hi);
     }
     const float n_lo = mx_lo * rf_lo, n_hi = mx_hi * rf_hi;  // rf >= 0 keeps the order of S
     const bool up_lo = n_lo > m_lo + kLazyTau, up_hi = n_hi > m_hi + kLazyTau;
@@ -120,8 +121,9 @@ struct Fp8LazyMainloop : Fp8QTile, SoftmaxState {
     finish();
   }
   // O and l both carry the 2^6 of p; V's scale here.
-  __device__ __forceinline__ void store(const Args& a, int qid, int head) const {
-    store_query<true, !PW_WS_TC_SUM>(a, qid, head, *this, g, t);
+  template <class Ring>
+  __device__ __forceinline__ void store(const Args& a, const Ring& w) const {
+    store_query<true, !PW_WS_TC_SUM>(a, w, *this, g, t);
   }
 };
 

@@ -41,6 +41,7 @@ __device__ __forceinline__ void split_e4m3(float x0, float x1, float x2, float x
 }
 
 struct Fp8AccMainloop : SoftmaxState {
+  static constexpr bool kPairedRows = false;  // one query per warp
   static constexpr int kStagesPerPage = 1;
   static constexpr int kLoOffset = kQTileBytes / 2;  // Q8lo's tile behind Q8hi's
   struct Frag {
@@ -123,9 +124,9 @@ struct Fp8AccMainloop : SoftmaxState {
 #pragma unroll
     for (int ks = kBegin; ks < kEnd; ++ks) {
       if (vis < kPage) {
-        softmax_exps_kstep<true, true>(d, ks, vis - 2 * t, rf_lo, rf_hi, f.st);
+        softmax_exps_kstep<true, true>(d, ks, vis - 2 * t, vis - 2 * t, rf_lo, rf_hi, f.st);
       } else {
-        softmax_exps_kstep<false, true>(d, ks, kPage - 2 * t, rf_lo, rf_hi, f.st);
+        softmax_exps_kstep<false, true>(d, ks, kPage - 2 * t, kPage - 2 * t, rf_lo, rf_hi, f.st);
       }
     }
   }
@@ -189,8 +190,9 @@ struct Fp8AccMainloop : SoftmaxState {
     pv_halves(*this, w, cur, f);
   }
   // O and l both carry the 2^8 of P; V's scale here.
-  __device__ __forceinline__ void store(const Args& a, int qid, int head) const {
-    store_query<true>(a, qid, head, *this, g, t);
+  template <class Ring>
+  __device__ __forceinline__ void store(const Args& a, const Ring& w) const {
+    store_query<true>(a, w, *this, g, t);
   }
 };
 

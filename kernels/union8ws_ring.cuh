@@ -113,11 +113,15 @@ __device__ __forceinline__ void load_pages(const Args& a, uint32_t base, int lan
 
 // ---------------------------------------------------------------- a consumer's side
 // A working stage of one consumer, packed in one register: ring position s and the tokens of
-// the stage my warp's query sees (0: its rows skip the softmax and the fold).
+// the stage my warp's rows see (0: they skip the softmax and the fold). One query per warp:
+// seen() is its count. Paired rows (ConsumerRing's kPairedRows): seen_lo() for the query of
+// my rows g, seen_hi() for that of rows g + 8, and seen() is non-zero when either sees some.
 struct Page {
-  int packed;  // s | seen << 8
+  int packed;  // s | seen << 8, or s | seen_lo << 8 | seen_hi << 16
   __device__ __forceinline__ int s() const { return packed & 0xff; }
   __device__ __forceinline__ int seen() const { return packed >> 8; }
+  __device__ __forceinline__ int seen_lo() const { return (packed >> 8) & 0xff; }
+  __device__ __forceinline__ int seen_hi() const { return packed >> 16; }
   // The page as warp_uniform reads it: the compiler keeps it (and the descriptors made from
   // it) in uniform registers and takes each branch on seen() with the whole warp.
   __device__ __forceinline__ Page uniform() const {
@@ -125,8 +129,12 @@ struct Page {
   }
 };
 
-// One consumer's position in the ring and in the sequence of group headers.
-template <class Smem>
+// One consumer's position in the ring and in the sequence of group headers, and which rows of
+// its M64 tile hold which query and head. One query per warp (kPairedRows false): warp w holds
+// slot 4c + w, rows g and g + 8 its local heads g and g + 8. Paired rows: warps 2i and 2i + 1
+// hold slots 4c + 2i (rows g) and 4c + 2i + 1 (rows g + 8), heads 0..7 in warp 2i and 8..15
+// in warp 2i + 1; a query's softmax then runs on two warps, each for half of its heads.
+template <class Smem, bool kPairedRows = false>
 struct ConsumerRing {
   uint32_t base;
   int c, warp;       // consumer, warp in the consumer
@@ -152,7 +160,13 @@ struct ConsumerRing {
   }
   __device__ __forceinline__ int head() const { return lds(header() + kHHead); }
   __device__ __forceinline__ int qid(int slot) const { return lds(header() + kHQid + 4 * slot); }
-  __device__ __forceinline__ int my_qid() const { return qid(kConsumerSlots * c + warp); }
+  // The group slot of my rows g (hr = 0) and g + 8 (hr = 1), and the local head of row g + 8 hr.
+  __device__ __forceinline__ int slot(int hr) const {
+    return kConsumerSlots * c + (kPairedRows ? 2 * (warp >> 1) + hr : warp);
+  }
+  __device__ __forceinline__ int local_head(int g, int hr) const {
+    return kPairedRows ? 8 * (warp & 1) + g : g + 8 * hr;
+  }
 
   // Opens the next group: reads its header (returns false at the end of the work), waits for
   // the group's Q stage and returns its position in q_stage; the caller builds its Q tile from
@@ -189,7 +203,9 @@ struct ConsumerRing {
       --left;
       mbar_wait(base + PW_AT(Smem, full) + 8 * s, parity());  // ①: the stage, its metadata
       const uint32_t mine = lds(base + PW_AT(Smem, meta) + s * kMetaBytes + 4 * c);
-      pg.packed = s | static_cast<int>(((mine >> (8 * warp)) & 0xffu) << 8);
+      const uint32_t rows = kPairedRows ? (mine >> (16 * (warp >> 1))) & 0xffffu
+                                        : (mine >> (8 * warp)) & 0xffu;
+      pg.packed = s | static_cast<int>(rows << 8);
       advance();
       if (mine) return kFound;  // warpgroup-uniform
       arrive(base + PW_AT(Smem, empty) + 8 * pg.s());

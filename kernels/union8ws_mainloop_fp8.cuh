@@ -105,6 +105,39 @@ __device__ __forceinline__ void fill_ones(uint32_t ones, int tid) {
                : "memory");
 }
 
+// Paired rows (ConsumerRing): part(masked, rows, vis_lo, vis_hi) on the rows of page pg whose
+// query sees it, each with its query's visible tokens: the rows a whole page is visible to
+// (rows = kBothRows, kRowLo or kRowHi, masked false), or on a page one of them sees only in
+// part both rows masked, where a row that sees nothing (vis 0) must keep its m, l and O.
+template <int kRows>
+using Rows = std::integral_constant<int, kRows>;
+template <class Part>
+__device__ __forceinline__ void on_seen_rows(const Page& pg, Part part) {
+  const int vl = pg.seen_lo(), vh = pg.seen_hi();
+  if (vl == kPage && vh == kPage) {
+    part(std::false_type{}, Rows<kBothRows>{}, kPage, kPage);
+  } else if (vl == kPage && vh == 0) {
+    part(std::false_type{}, Rows<kRowLo>{}, kPage, kPage);
+  } else if (vl == 0 && vh == kPage) {
+    part(std::false_type{}, Rows<kRowHi>{}, kPage, kPage);
+  } else if (vl | vh) {
+    part(std::true_type{}, Rows<kBothRows>{}, vl, vh);
+  }
+}
+// O = fma(O, a, O_p) on half kHalf of the rows whose query sees page pg (paired rows).
+template <int kHalf>
+__device__ __forceinline__ void fold_seen_rows(const Page& pg, float (&o)[64],
+                                               const float (&op)[32], float al_lo, float al_hi) {
+  const int vl = pg.seen_lo(), vh = pg.seen_hi();
+  if (vl && vh) {
+    fold_half<kHalf>(o, op, al_lo, al_hi);
+  } else if (vl) {
+    fold_half<kHalf, kRowLo>(o, op, al_lo, al_hi);
+  } else if (vh) {
+    fold_half<kHalf, kRowHi>(o, op, al_lo, al_hi);
+  }
+}
+
 // Two page steps the fast and the accurate FP8 mainloops share. S of page cur and the softmax
 // step on it with nothing else in flight (the group's first working page; the serial
 // schedule):
@@ -177,12 +210,11 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
   // 0), since the rows of O_p that my P gives are my warp's own and my fold skips the page
   // (the no_softmax ablation writes P = 0 and a = 1 on every page).
   static constexpr bool kZeroUnseen = !kUniformPages || !kSoftmaxStep;
-  // With paired rows each row runs on its own query's visible tokens, and only the rows whose
-  // query sees the page run; a partly visible page runs both rows masked (a row that sees
-  // nothing keeps its m, l and O: kEmptyRows).
+  // Paired rows: part A (kBegin 0) or B on the rows whose query sees the page
+  // (on_seen_rows; a row that sees nothing of a partly visible page keeps m, l and O).
   template <int kBegin, int kEnd>
   __device__ __forceinline__ void paired_exps(const Page& pg, Frag& f) {
-    auto part = [&](auto masked, auto rows, int vl, int vh) {
+    on_seen_rows(pg, [&](auto masked, auto rows, int vl, int vh) {
       constexpr bool kMasked = decltype(masked)::value;
       constexpr int kRows = decltype(rows)::value;
       if constexpr (kBegin == 0) {
@@ -191,22 +223,8 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
       }
       softmax_exps_rows<kMasked, kBegin, kEnd, true, kRows>(d, vl, vh, t, rf_lo, rf_hi, f.st,
                                                             f.p);
-      if constexpr (kEnd == kKSteps) {
-        softmax_finish<kRows>(f.al_lo, f.al_hi, f.st, l[0], l[2]);
-      }
-    };
-    using Full = std::false_type;
-    using Part = std::true_type;
-    const int vl = pg.seen_lo(), vh = pg.seen_hi();
-    if (vl == kPage && vh == kPage) {
-      part(Full{}, std::integral_constant<int, kBothRows>{}, kPage, kPage);
-    } else if (vl == kPage && vh == 0) {
-      part(Full{}, std::integral_constant<int, kRowLo>{}, kPage, kPage);
-    } else if (vl == 0 && vh == kPage) {
-      part(Full{}, std::integral_constant<int, kRowHi>{}, kPage, kPage);
-    } else if (vl | vh) {
-      part(Part{}, std::integral_constant<int, kBothRows>{}, vl, vh);
-    }
+      if constexpr (kEnd == kKSteps) softmax_finish<kRows>(f.al_lo, f.al_hi, f.st, l[0], l[2]);
+    });
   }
   __device__ __forceinline__ void softmax_a(const Page& pg, Frag& f) {
     if constexpr (kPairedRows) return paired_exps<0, 2>(pg, f);
@@ -267,15 +285,8 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
     wgmma_wait<0>();
     fence_acc(op);
     if constexpr (PW_WS_TC_SUM && kHalf == 1) fence_acc(rs);
-    if constexpr (kPairedRows) {  // the rows whose query sees the page
-      const int vl = pg.seen_lo(), vh = pg.seen_hi();
-      if (vl && vh) {
-        fold_half<kHalf>(o, op, f.al_lo, f.al_hi);
-      } else if (vl) {
-        fold_half<kHalf, kRowLo>(o, op, f.al_lo, f.al_hi);
-      } else if (vh) {
-        fold_half<kHalf, kRowHi>(o, op, f.al_lo, f.al_hi);
-      }
+    if constexpr (kPairedRows) {
+      fold_seen_rows<kHalf>(pg, o, op, f.al_lo, f.al_hi);
     } else if (pg.seen()) {
       fold_half<kHalf>(o, op, f.al_lo, f.al_hi);
       if constexpr (PW_WS_TC_SUM && kHalf == 1) {  // l = l a + sum p8 (the page's row sums)

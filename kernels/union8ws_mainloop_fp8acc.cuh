@@ -41,7 +41,7 @@ __device__ __forceinline__ void split_e4m3(float x0, float x1, float x2, float x
 }
 
 struct Fp8AccMainloop : SoftmaxState {
-  static constexpr bool kPairedRows = false;  // one query per warp
+  static constexpr bool kPairedRows = PW_WS_PAIRS && kSoftmaxStep;  // ConsumerRing
   static constexpr int kStagesPerPage = 1;
   static constexpr int kLoOffset = kQTileBytes / 2;  // Q8lo's tile behind Q8hi's
   struct Frag {
@@ -112,7 +112,11 @@ struct Fp8AccMainloop : SoftmaxState {
   __device__ __forceinline__ void fold(const Page& pg, const Frag& f) {
     wgmma_wait<0>();
     fence_acc(op);
-    if (pg.seen()) fold_half<kHalf>(o, op, f.al_lo, f.al_hi);
+    if constexpr (kPairedRows) {
+      fold_seen_rows<kHalf>(pg, o, op, f.al_lo, f.al_hi);
+    } else if (pg.seen()) {
+      fold_half<kHalf>(o, op, f.al_lo, f.al_hi);
+    }
     __syncwarp();
   }
 
@@ -130,7 +134,27 @@ struct Fp8AccMainloop : SoftmaxState {
       }
     }
   }
+  // Paired rows: part A (kBegin 0, with the maxima) or B (with l) on the rows whose query sees
+  // the page (on_seen_rows).
+  template <int kBegin, int kEnd>
+  __device__ __forceinline__ void paired_exps(const Page& pg, Frag& f) {
+    on_seen_rows(pg, [&](auto masked, auto rows, int vl, int vh) {
+      constexpr bool kMasked = decltype(masked)::value;
+      constexpr int kRows = decltype(rows)::value;
+      if constexpr (kBegin == 0) {
+        softmax_max_rows<kMasked, kRows, kMasked>(d, vl, vh, t, rf_lo, rf_hi, m_lo, m_hi,
+                                                  f.al_lo, f.al_hi, f.st);
+      }
+#pragma unroll
+      for (int ks = kBegin; ks < kEnd; ++ks) {
+        softmax_exps_kstep<kMasked, true, kRows>(d, ks, vl - 2 * t, vh - 2 * t, rf_lo, rf_hi,
+                                                 f.st);
+      }
+      if constexpr (kEnd == kKSteps) softmax_finish<kRows>(f.al_lo, f.al_hi, f.st, l[0], l[2]);
+    });
+  }
   __device__ __forceinline__ void softmax_a(const Page& pg, Frag& f) {
+    if constexpr (kPairedRows) return paired_exps<0, 2>(pg, f);
     f.al_lo = f.al_hi = 1.f;
     const int vis = pg.seen();
     if (vis > 0 && kSoftmaxStep) {
@@ -143,27 +167,41 @@ struct Fp8AccMainloop : SoftmaxState {
     }
   }
   __device__ __forceinline__ void softmax_b(const Page& pg, Frag& f) {
+    if constexpr (kPairedRows) return paired_exps<2, kKSteps>(pg, f);
     if (pg.seen() > 0 && kSoftmaxStep) {
       exps<2, 4>(pg, f);
       add_sums(f.al_lo, f.al_hi, f.st);
     }
   }
-  __device__ __forceinline__ void split_p(const Page& pg, Frag& f) {
-    if (pg.seen() > 0 && kSoftmaxStep) {
+  // P's two E4M3 parts of the rows in kRows, 0 in the other row's registers (their rows of O_p
+  // are not folded; writing every register ends the live range of the Frag's previous page,
+  // whose registers the consumer's budget cannot keep beside the current ones).
+  template <int kRows = kBothRows>
+  __device__ __forceinline__ void split_rows(Frag& f) {
 #pragma unroll
-      for (int ks = 0; ks < kKSteps; ++ks) {
-        kstep_fragment(d, ks, [&](int r, float x0, float x1, float x2, float x3) {
-          split_e4m3(x0, x1, x2, x3, f.hi[ks][r], f.lo[ks][r]);
-        });
+    for (int ks = 0; ks < kKSteps; ++ks) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        if ((kRows >> (r & 1) & 1) == 0) f.hi[ks][r] = f.lo[ks][r] = 0u;
       }
-    } else {
-#pragma unroll
-      for (int ks = 0; ks < kKSteps; ++ks) {
-#pragma unroll
-        for (int r = 0; r < 4; ++r) f.hi[ks][r] = f.lo[ks][r] = 0u;
-      }
+      kstep_fragment<kRows>(d, ks, [&](int r, float x0, float x1, float x2, float x3) {
+        split_e4m3(x0, x1, x2, x3, f.hi[ks][r], f.lo[ks][r]);
+      });
     }
   }
+  __device__ __forceinline__ void split_p(const Page& pg, Frag& f) {
+    const int vl = kPairedRows ? pg.seen_lo() : pg.seen(), vh = kPairedRows ? pg.seen_hi() : vl;
+    if (vl && vh && kSoftmaxStep) {
+      split_rows(f);
+    } else if (vl && kSoftmaxStep) {
+      split_rows<kRowLo>(f);
+    } else if (vh && kSoftmaxStep) {
+      split_rows<kRowHi>(f);
+    } else {
+      split_rows<0>(f);
+    }
+  }
+
 
   template <class Ring>
   __device__ __forceinline__ void first(const Ring& w, const Page& cur, Frag& f) {

@@ -17,6 +17,9 @@
 
 #include "union8ws_shared.cuh"
 
+#ifndef PW_PAIR_STRIDE
+#define PW_PAIR_STRIDE 1
+#endif
 namespace pageweaver {
 namespace union8ws {
 
@@ -162,7 +165,9 @@ struct ConsumerRing {
   __device__ __forceinline__ int qid(int slot) const { return lds(header() + kHQid + 4 * slot); }
   // The group slot of my rows g (hr = 0) and g + 8 (hr = 1), and the local head of row g + 8 hr.
   __device__ __forceinline__ int slot(int hr) const {
-    return kConsumerSlots * c + (kPairedRows ? 2 * (warp >> 1) + hr : warp);
+    return kConsumerSlots * c +
+           (kPairedRows ? (PW_PAIR_STRIDE == 1 ? 2 * (warp >> 1) + hr : (warp >> 1) + 2 * hr)
+                        : warp);
   }
   __device__ __forceinline__ int local_head(int g, int hr) const {
     return kPairedRows ? 8 * (warp & 1) + g : g + 8 * hr;
@@ -203,8 +208,15 @@ struct ConsumerRing {
       --left;
       mbar_wait(base + PW_AT(Smem, full) + 8 * s, parity());  // ①: the stage, its metadata
       const uint32_t mine = lds(base + PW_AT(Smem, meta) + s * kMetaBytes + 4 * c);
-      const uint32_t rows = kPairedRows ? (mine >> (16 * (warp >> 1))) & 0xffffu
-                                        : (mine >> (8 * warp)) & 0xffu;
+      uint32_t rows;
+      if (!kPairedRows) {
+        rows = (mine >> (8 * warp)) & 0xffu;
+      } else if (PW_PAIR_STRIDE == 1) {
+        rows = (mine >> (16 * (warp >> 1))) & 0xffffu;
+      } else {
+        const uint32_t x = (mine >> (8 * (warp >> 1))) & 0x00ff00ffu;
+        rows = (x | (x >> 8)) & 0xffffu;
+      }
       pg.packed = s | static_cast<int>(rows << 8);
       advance();
       if (mine) return kFound;  // warpgroup-uniform

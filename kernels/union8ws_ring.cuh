@@ -17,9 +17,6 @@
 
 #include "union8ws_shared.cuh"
 
-#ifndef PW_PAIR_STRIDE
-#define PW_PAIR_STRIDE 1
-#endif
 namespace pageweaver {
 namespace union8ws {
 
@@ -135,8 +132,11 @@ struct Page {
 // One consumer's position in the ring and in the sequence of group headers, and which rows of
 // its M64 tile hold which query and head. One query per warp (kPairedRows false): warp w holds
 // slot 4c + w, rows g and g + 8 its local heads g and g + 8. Paired rows: warps 2i and 2i + 1
-// hold slots 4c + 2i (rows g) and 4c + 2i + 1 (rows g + 8), heads 0..7 in warp 2i and 8..15
-// in warp 2i + 1; a query's softmax then runs on two warps, each for half of its heads.
+// (i = 0, 1) hold slots 4c + i (rows g) and 4c + i + 2 (rows g + 8), local heads 0..7 in warp
+// 2i and 8..15 in warp 2i + 1. A page that one query of the consumer sees then runs its
+// exponentials on two warps, 32 per thread each, instead of 64 on one. Slots i and i + 2 are
+// paired rather than i and i + 1 because neighbouring slots of a group more often select the
+// same pages (the regroup puts similar queries next to each other).
 template <class Smem, bool kPairedRows = false>
 struct ConsumerRing {
   uint32_t base;
@@ -165,9 +165,7 @@ struct ConsumerRing {
   __device__ __forceinline__ int qid(int slot) const { return lds(header() + kHQid + 4 * slot); }
   // The group slot of my rows g (hr = 0) and g + 8 (hr = 1), and the local head of row g + 8 hr.
   __device__ __forceinline__ int slot(int hr) const {
-    return kConsumerSlots * c +
-           (kPairedRows ? (PW_PAIR_STRIDE == 1 ? 2 * (warp >> 1) + hr : (warp >> 1) + 2 * hr)
-                        : warp);
+    return kConsumerSlots * c + (kPairedRows ? (warp >> 1) + 2 * hr : warp);
   }
   __device__ __forceinline__ int local_head(int g, int hr) const {
     return kPairedRows ? 8 * (warp & 1) + g : g + 8 * hr;
@@ -208,12 +206,8 @@ struct ConsumerRing {
       --left;
       mbar_wait(base + PW_AT(Smem, full) + 8 * s, parity());  // ①: the stage, its metadata
       const uint32_t mine = lds(base + PW_AT(Smem, meta) + s * kMetaBytes + 4 * c);
-      uint32_t rows;
-      if (!kPairedRows) {
-        rows = (mine >> (8 * warp)) & 0xffu;
-      } else if (PW_PAIR_STRIDE == 1) {
-        rows = (mine >> (16 * (warp >> 1))) & 0xffffu;
-      } else {
+      uint32_t rows = (mine >> (8 * warp)) & 0xffu;
+      if (kPairedRows) {  // bytes i and i + 2 of mine, i = warp / 2
         const uint32_t x = (mine >> (8 * (warp >> 1))) & 0x00ff00ffu;
         rows = (x | (x >> 8)) & 0xffffu;
       }

@@ -174,5 +174,11 @@ extern "C" __global__ void __launch_bounds__(pageweaver::union8ws::kThreads, 1)
     union8ws_bf16(const pageweaver::union8ws::Args a) {
   pageweaver::union8ws::union8ws<pageweaver::union8ws::Bf16Mainloop>(a);
 }
+// The claim order of a launch (union8ws_scheduler.cuh): one CTA of kOrderThreads threads,
+// counts = the plan's page_counts, total = H*G; launched before either entry on its stream.
+extern "C" __global__ void __launch_bounds__(pageweaver::union8ws::kOrderThreads, 1)
+    union8ws_claim_order(const int* __restrict__ counts, int total, int* __restrict__ order) {
+  pageweaver::union8ws::claim_order(counts, total, order);
+}
 // The dynamic shared memory the launcher must pass (read by the GPU tests).
 extern "C" __device__ const int union8ws_smem_bytes = pageweaver::union8ws::kSmemBytes;

@@ -5,6 +5,12 @@
 //   hfull[b]  the scheduler wrote header b                      (32 arrivals: warp 1)
 //   hfree[b]  the loader and both consumers have read header b  (32 + 256 arrivals)
 //
+// Claim i runs group order[i]: the launch's groups sorted by |U_G|, largest first
+// (claim_order, launched just before the kernel on the same stream). A persistent CTA's work
+// is the sum of the groups it claims, so the launch ends when its busiest SM does; taking the
+// longest groups first leaves only short groups for the end, where the SMs' loads even out
+// (the longest-processing-time-first rule of list scheduling).
+//
 // The group counter: every CTA's scheduler claims groups until its claim is past the end, so
 // a launch makes exactly H*G + gridDim.x claims, numbered 0 .. H*G + gridDim.x - 1 from a
 // counter that is 0 when the launch starts. The scheduler that draws the last number knows
@@ -28,8 +34,49 @@ __device__ __forceinline__ bool claim_group(const Args& a, int total, int lane, 
     if (claim == static_cast<unsigned long long>(total) + gridDim.x - 1) atomicExch(a.counter, 0ull);
   }
   claim = __shfl_sync(0xffffffffu, claim, 0);
-  w = static_cast<int>(claim);
-  return claim < static_cast<unsigned long long>(total);
+  if (claim >= static_cast<unsigned long long>(total)) return false;
+  w = __ldg(a.order + claim);
+  return true;
+}
+
+// order = the groups 0 .. total - 1 by |U_G| (counts), largest first, for one CTA of
+// kOrderThreads threads: a counting sort on min(|U_G|, kOrderBins - 1), descending. Groups of
+// equal count keep no fixed order among themselves (atomic ranks); every group computes the
+// same bits whichever SM runs it.
+constexpr int kOrderThreads = 1024, kOrderBins = 1024;
+__device__ __forceinline__ void claim_order(const int* __restrict__ counts, int total,
+                                            int* __restrict__ order) {
+  __shared__ int bins[kOrderBins];
+  __shared__ int warp_sums[kOrderThreads / 32];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  auto bin = [&](int i) { return kOrderBins - 1 - min(max(__ldg(counts + i), 0), kOrderBins - 1); };
+  bins[tid] = 0;
+  __syncthreads();
+  for (int i = tid; i < total; i += kOrderThreads) atomicAdd(&bins[bin(i)], 1);
+  __syncthreads();
+  // exclusive prefix sum of the bins (one per thread): within each warp, then over the warps
+  const int mine = bins[tid];
+  int incl = mine;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const int up = __shfl_up_sync(0xffffffffu, incl, d);
+    if (lane >= d) incl += up;
+  }
+  if (lane == 31) warp_sums[warp] = incl;
+  __syncthreads();
+  if (warp == 0) {
+    int s = warp_sums[lane];
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const int up = __shfl_up_sync(0xffffffffu, s, d);
+      if (lane >= d) s += up;
+    }
+    warp_sums[lane] = s - warp_sums[lane];  // exclusive over the warps
+  }
+  __syncthreads();
+  bins[tid] = warp_sums[warp] + incl - mine;  // the first position of bin tid
+  __syncthreads();
+  for (int i = tid; i < total; i += kOrderThreads) order[atomicAdd(&bins[bin(i)], 1)] = i;
 }
 
 template <class Smem>

@@ -47,9 +47,10 @@ struct Args {
   const float* __restrict__ k_scale;    // [H]
   const float* __restrict__ v_scale;    // [H]
   unsigned long long* counter;          // the group counter, 0 between launches (union8ws_scheduler.cuh)
+  const int* __restrict__ order;        // [H*G] claim i runs group order[i] (union8ws_claim_order)
   UnionPlanArgs plan;
 };
-static_assert(sizeof(Args) == 144 && offsetof(Args, plan) == 56,
+static_assert(sizeof(Args) == 152 && offsetof(Args, plan) == 64,
               "the packed host buffer (ARG_FORMAT of the union8ws front end)");
 
 // A group's header, written by the scheduler, read by the loader and both consumers.

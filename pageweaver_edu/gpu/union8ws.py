@@ -15,7 +15,9 @@ The CTAs take groups from a group counter held by the launch object (one int64 o
 device). Every CTA claims once past the last group, so the launch's last claim is known on the
 device; the CTA that makes it sets the counter back to 0 for the next launch. No host state
 follows the counter, so launches, graph replays and a captured-but-never-replayed launch all
-leave it right.
+leave it right. Claim i runs group ``order[i]``, the plan's groups by |U_G|, largest first: a
+one-CTA kernel of the same module (``union8ws_claim_order``) writes the order on the same
+stream just before each launch, from the plan's page counts, with no host synchronisation.
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ from ..core.inputs import PageWeaverInputError
 from ..replay.fp8 import P_SCALE_LOG2
 from .bf16_tiles import Bf16HalfPages, bf16_half_pages
 from .fp8_tiles import TILE_BYTES, Fp8Cache
-from .loader import GPULaunchError, multiprocessors
+from .loader import GPULaunchError, get_kernel, launch, multiprocessors
 from .union8 import Bf16UnionAttention
 from .union8_fp8 import Fp8UnionAttention, ablation_option
 from .union_attention import DIM, HEADS, UnionEntry, check_operand
 from .union_plan import GpuUnionPlan
 
+ORDER_THREADS = 1024  # kOrderThreads: the claim-order kernel's one CTA (union8ws_scheduler.cuh)
 SLOTS = 6  # ring stages: 6 x 32 KiB + two 16 KiB Q tiles fit the 227 KiB of an H200 SM
 Q_TILE_BYTES = 4 * HEADS * DIM * 2  # one consumer's 4 queries x 16 heads x 128 dims, BF16
 #: The lazy FP8 consumer's constants (``kLazyShift``, ``kLazyTau`` in
@@ -114,6 +117,21 @@ class _Persistent:
 
         self.sms = multiprocessors()
         self.counter = torch.zeros(1, dtype=torch.int64, device=self.q.device)
+        self.order = torch.empty(0, dtype=torch.int32, device=self.q.device)
+
+    def _claim_order(self, plan: GpuUnionPlan) -> None:
+        """Launch ``union8ws_claim_order``: :attr:`order` ([H*G] int32) = the plan's groups by
+        |U_G|, largest first, the order in which the CTAs claim them."""
+        import torch
+
+        total = plan.num_groups * plan.heads
+        if self.order.numel() != total:
+            self.order = torch.empty(total, dtype=torch.int32, device=self.q.device)
+        func = get_kernel(self.source, "union8ws_claim_order", "PiP", arch=self.arch,
+                          code=self.code,
+                          options=(f"-DPW_UNION_SLOTS={self.slots}", *self.build_options))
+        launch(func, (1, 1), (ORDER_THREADS, 1, 1), plan.page_counts.data_ptr(), total,
+               self.order.data_ptr())
 
     def launch_grid(self, plan: GpuUnionPlan) -> tuple[int, int]:
         """One CTA per SM (fewer when there are fewer groups)."""
@@ -123,6 +141,7 @@ class _Persistent:
         """Launch over ``plan`` (g = 8) and return :attr:`out`; an empty plan launches nothing."""
         if plan.num_groups * plan.heads == 0:
             return self.out
+        self._claim_order(plan)
         return super().run(plan)
 
 
@@ -151,7 +170,7 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
     entries = {8: UnionEntry("union8ws_fp8", 1)}
     #: the builds tools/gpu_precompile.py compiles: the fast mode and the accurate mode
     prebuilt_options = (fp8_build_options(), fp8_build_options(accurate=True))
-    operand_format = "PPPPPPP"  # q, k, v^T, o, k scales, v scales, group counter
+    operand_format = "PPPPPPPP"  # q, k, v^T, o, k scales, v scales, group counter, order
 
     def __init__(self, q, kv: Fp8Cache, causal_pos=None, lengths=None, slots: int = SLOTS,
                  scale=None, out=None, ablate: str = "full", overlap: bool = True,
@@ -167,8 +186,8 @@ class Fp8WsUnionAttention(_Persistent, Fp8UnionAttention):
         return emulation_options(self.tc_sum, self.lazy, self.accurate)
 
     def operands(self) -> tuple[int, ...]:
-        """The cluster kernel's six, then the group counter."""
-        return (*super().operands(), self.counter.data_ptr())
+        """The cluster kernel's six, then the group counter and the claim order."""
+        return (*super().operands(), self.counter.data_ptr(), self.order.data_ptr())
 
 
 class Bf16WsUnionAttention(_Persistent, Bf16UnionAttention):
@@ -179,7 +198,7 @@ class Bf16WsUnionAttention(_Persistent, Bf16UnionAttention):
 
     source = "union8ws.cu"
     entries = {8: UnionEntry("union8ws_bf16", 1)}
-    operand_format = "PPPPPPP"  # q, k tiles, v^T tiles, o, -, -, group counter
+    operand_format = "PPPPPPPP"  # q, k tiles, v^T tiles, o, -, -, group counter, order
 
     def __init__(self, q, kv, causal_pos=None, lengths=None, slots: int = SLOTS, scale=None,
                  out=None):
@@ -204,7 +223,7 @@ class Bf16WsUnionAttention(_Persistent, Bf16UnionAttention):
         return kv.heads, kv.pages
 
     def operands(self) -> tuple[int, ...]:
-        """q, K tiles, V^T tiles, o, no scales, the group counter."""
+        """q, K tiles, V^T tiles, o, no scales, the group counter, the claim order."""
         c = self.cache
         return (self.q.data_ptr(), c.k_tiles.data_ptr(), c.vt_tiles.data_ptr(),
-                self.out.data_ptr(), 0, 0, self.counter.data_ptr())
+                self.out.data_ptr(), 0, 0, self.counter.data_ptr(), self.order.data_ptr())

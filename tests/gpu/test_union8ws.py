@@ -105,6 +105,29 @@ def test_group_counter_returns_to_zero_after_every_launch():
         assert torch.equal(att.out, ref) and int(att.counter.item()) == 0
 
 
+@pytest.mark.parametrize("heads,n,k", [(1, 700, 16), (8, 3000, 40)])
+def test_claim_order_is_every_group_largest_first(heads, n, k):
+    """The claim order the launch writes before the kernel: a permutation of the H*G groups,
+    |U_G| not increasing along it (counts past the sort's 1024 bins count as the largest)."""
+    import torch
+
+    from pageweaver_edu.core.union_plan import prepare_unions
+    from pageweaver_edu.gpu import Fp8WsUnionAttention, GpuUnionPlan
+
+    rng = np.random.default_rng(heads)
+    pages = 400
+    topk, cpos, lens = random_case(rng, n, pages, k, heads, True, False)
+    q, cache = _tensors(rng, n, pages, heads)
+    att = Fp8WsUnionAttention(q, cache, torch.from_numpy(cpos).cuda(), None)
+    plan = GpuUnionPlan.from_cpu([prepare_unions(topk[h], None, None, 8) for h in range(heads)])
+    att.run(plan)
+    torch.cuda.synchronize()
+    order = att.order.cpu().numpy()
+    counts = np.minimum(plan.page_counts.cpu().numpy(), 1023)
+    assert sorted(order.tolist()) == list(range(plan.num_groups * heads))
+    assert (np.diff(counts[order]) <= 0).all() and counts.min() < counts.max()
+
+
 def test_causal_tail_pages_and_lengths():
     import torch
 

@@ -100,7 +100,16 @@ def test_cluster_kernels_launch_every_group_and_persistent_ones_one_cta_per_sm(f
         ws.run(plan)
     launches = _launches(fake, "union8ws_fp8")
     assert len(launches) == 3 and len({e[5] for e in launches}) == 1
-    assert launches[0][5][:7] == ws.operands() and ws.operands()[-1] == ws.counter.data_ptr()
+    assert launches[0][5][:8] == ws.operands()
+    assert ws.operands()[-2:] == (ws.counter.data_ptr(), ws.order.data_ptr())
+    # before each launch, on the same stream: the claim order of the plan's groups
+    orders = _launches(fake, "union8ws_claim_order")
+    names = [e[1] for e in fake if e[0] == "launch"]
+    assert names == ["union8ws_claim_order", "union8ws_fp8"] * 3
+    assert all(e[2:5] == ((1, 1), (1024, 1, 1), None) for e in orders)
+    assert orders[0][5] == (plan.page_counts.data_ptr(), 3 * plan.num_groups,
+                            ws.order.data_ptr())
+    assert ws.order.shape == (3 * plan.num_groups,) and ws.order.dtype == torch.int32
     assert not hasattr(ws, "issued")
 
 
@@ -138,8 +147,8 @@ def test_union_kernels_pick_the_entry_and_pack_the_arguments(fake, cls):
     for group in sorted(cls.entries, reverse=True):
         plans, _ = _plans(heads, group)
         plan = g.GpuUnionPlan.from_cpu(plans)
-        operands = att.operands()
         assert att.run(plan) is att.out
+        operands = att.operands()
         entry = cls.entries[group]
         (_, name, grid, block, stream, args, smem), = _launches(fake, entry.name)
         assert grid == att.launch_grid(plan) and block == (cls.threads, 1, 1)

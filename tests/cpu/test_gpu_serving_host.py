@@ -52,13 +52,13 @@ def test_one_call_is_plan_then_union8(fake, heads):
     out = sparse_union_attention(q, cache, topk, pos, lens)
     assert out.shape == q.shape and out.dtype == torch.bfloat16
     steps = [e[1] if e[0] == "launch" else e[0] for e in fake if e[0] in ("launch", "memset")]
-    assert steps == ["memset", "regroup_plan_pairs_w128", "union8ws_fp8"]
+    assert steps == ["memset", "regroup_plan_pairs_w128", "union8ws_claim_order", "union8ws_fp8"]
     plan_args = [e for e in fake if e[0] == "launch"][0][5]
     assert plan_args[1] != 0  # L_i reaches the capacity fallback
     fake.clear()
     sparse_union_attention(q, cache, topk, pos, lens, window=None, out=out)
     names = [e[1] for e in fake if e[0] == "launch"]
-    assert names == ["union_count", "union_emit", "union8ws_fp8"]
+    assert names == ["union_count", "union_emit", "union8ws_claim_order", "union8ws_fp8"]
     union = [e for e in fake if e[0] == "launch"][-1][5]
     assert union[3] == out.data_ptr()
 

@@ -27,6 +27,7 @@ import pytest
 from pageweaver_edu.gpu.union8ws import (
     ABLATIONS,
     CONSUMER_REGS,
+    ORDER_THREADS,
     PRODUCER_REGS,
     SLOTS,
     fp8_build_options,
@@ -34,7 +35,8 @@ from pageweaver_edu.gpu.union8ws import (
 )
 from tests.helpers.sass_tools import KERNELS, compile_cubin, ptxas_resources, sass_functions
 
-SOURCES = (KERNELS / "union8ws.cu", KERNELS / "union8ws_shared.cuh")
+SOURCES = (KERNELS / "union8ws.cu", KERNELS / "union8ws_shared.cuh",
+           KERNELS / "union8ws_scheduler.cuh")
 ENTRIES = ("union8ws_fp8", "union8ws_bf16")
 ORDER_ENTRY = "union8ws_claim_order"  # one CTA, launched before either entry
 BUILDS = {
@@ -72,6 +74,7 @@ def test_front_end_constants_are_the_kernels():
     assert int(re.search(r"#define PW_UNION_SLOTS (\d+)", src).group(1)) == SLOTS
     assert re.search(r"kThreads = 128 \* \(1 \+ kConsumers\)", src)
     assert min_entry_registers() == 168
+    assert int(re.search(r"kOrderThreads = (\d+)", src).group(1)) == ORDER_THREADS
 
 
 def test_no_spills_no_stack_no_local_memory(built):

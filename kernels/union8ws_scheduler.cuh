@@ -21,6 +21,11 @@
 
 #include "union8ws_shared.cuh"
 
+// 0: claim i runs group i, the plan's order (the order is still written: an A/B switch).
+#ifndef PW_WS_CLAIM_ORDER
+#define PW_WS_CLAIM_ORDER 1
+#endif
+
 namespace pageweaver {
 namespace union8ws {
 
@@ -35,7 +40,7 @@ __device__ __forceinline__ bool claim_group(const Args& a, int total, int lane, 
   }
   claim = __shfl_sync(0xffffffffu, claim, 0);
   if (claim >= static_cast<unsigned long long>(total)) return false;
-  w = __ldg(a.order + claim);
+  w = PW_WS_CLAIM_ORDER ? __ldg(a.order + claim) : static_cast<int>(claim);
   return true;
 }
 

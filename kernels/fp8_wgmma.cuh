@@ -415,10 +415,11 @@ __device__ __forceinline__ void softmax_exps_kstep(float (&d)[64], int ks, int v
 template <int kRows = kBothRows, class Convert>
 __device__ __forceinline__ void kstep_fragment(const float (&d)[64], int ks, Convert convert) {
   const int j = 4 * ks;
-  if constexpr ((kRows & kRowLo) != 0) convert(0, d[4 * j], d[4 * j + 1], d[4 * j + 4], d[4 * j + 5]);
-  if constexpr ((kRows & kRowHi) != 0) convert(1, d[4 * j + 2], d[4 * j + 3], d[4 * j + 6], d[4 * j + 7]);
-  if constexpr ((kRows & kRowLo) != 0) convert(2, d[4 * j + 8], d[4 * j + 9], d[4 * j + 12], d[4 * j + 13]);
-  if constexpr ((kRows & kRowHi) != 0) convert(3, d[4 * j + 10], d[4 * j + 11], d[4 * j + 14], d[4 * j + 15]);
+  constexpr bool kLo = (kRows & kRowLo) != 0, kHi = (kRows & kRowHi) != 0;
+  if constexpr (kLo) convert(0, d[4 * j], d[4 * j + 1], d[4 * j + 4], d[4 * j + 5]);
+  if constexpr (kHi) convert(1, d[4 * j + 2], d[4 * j + 3], d[4 * j + 6], d[4 * j + 7]);
+  if constexpr (kLo) convert(2, d[4 * j + 8], d[4 * j + 9], d[4 * j + 12], d[4 * j + 13]);
+  if constexpr (kHi) convert(3, d[4 * j + 10], d[4 * j + 11], d[4 * j + 14], d[4 * j + 15]);
 }
 
 // kSums = false: no running sums on the CUDA cores (the kernel takes sum p from the tensor

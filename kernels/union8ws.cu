@@ -9,11 +9,12 @@
 //     warpgroup 0, the producer (setmaxnreg kProducerRegs):
 //       warp 0, the loader (union8ws_ring.cuh): streams each group through the ring, its Q
 //         stage then the pages of U_G, with bulk copies and each stage's metadata;
-//       warp 1, the scheduler (union8ws_scheduler.cuh): claims groups from the group counter
-//         and writes their headers, one group ahead;
+//       warp 1, the scheduler (union8ws_scheduler.cuh): claims groups from the group counter,
+//         the groups with the most pages first, and writes their headers, one group ahead;
 //     warpgroups 1 and 2, the consumers (setmaxnreg kConsumerRegs): consumer c owns slots
-//       4c .. 4c+3, i.e. the paper's CTA c: 4 queries x 16 local heads = one M64 tile. Both
-//       read the same stage, so each union page is copied into the SM once; each walks the
+//       4c .. 4c+3, i.e. the paper's CTA c: 4 queries x 16 local heads = one M64 tile (the
+//       fast and accurate FP8 mainloops pair the rows: a warp holds 8 heads of two queries).
+//       Both read the same stage, so each union page is copied into the SM once; each walks the
 //       ring with the page walk below and does its arithmetic in a mainloop
 //       (union8ws_mainloop_*.cuh) on the running state O, m, l (union8ws_softmax_state.cuh),
 //       then its epilogue (union8ws_epilogue.cuh).
@@ -28,7 +29,7 @@
 //                                                                            64..127, l
 //           | fold 1: O = fma(O, a, O_p) | ② of k
 //
-// A warp whose query does not see page k + 1 (seen = 0) skips the softmax and the folds and
+// A row whose query does not see page k + 1 (seen = 0) skips the softmax and the folds and
 // leaves its P as it was (its rows of O_p are its own and unused); the group's first working
 // page runs its S and softmax alone (first), its last one its PV alone (last). Every
 // mbarrier wait is bounded (PW_WAIT_TIMEOUT_NS): a protocol bug faults the launch instead of

@@ -3,9 +3,10 @@
 // bitwise identical. Per working page consumer c computes, on its M64 tile (4 queries x 16
 // local heads):
 //   S = Q8 K8^T (Q8 in shared memory, quantized by the consumer at the group's Q stage);
-//   the online-softmax step on each warp whose query sees the page (other warps do no
-//   exponentials and skip the fold); the causal / length column mask only on a partially
-//   visible page;
+//   the online-softmax step on the rows whose query sees the page (other rows do no
+//   exponentials and skip the fold; a warp with no such row does nothing), each warp holding
+//   8 heads of two queries (paired rows, ConsumerRing); the causal / length column mask only
+//   on a partially visible page;
 //   O_p = P8 V8 in two halves of 64 output dims, each folded as O = fma(O, a, O_p).
 //
 // Every mainloop (this file, union8ws_mainloop_fp8_lazy.cuh, union8ws_mainloop_fp8acc.cuh,
@@ -205,10 +206,10 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
     if constexpr (kUniformPages) q8 = warp_uniform(q8);
   }
 
-  // My warp's softmax step on page pg, part A then part B. When my query does not see the
+  // My rows' softmax step on page pg, part A then part B. When their query does not see the
   // page: P = 0 and a = 1; with kUniformPages P and a as they were (the group's frags start at
-  // 0), since the rows of O_p that my P gives are my warp's own and my fold skips the page
-  // (the no_softmax ablation writes P = 0 and a = 1 on every page).
+  // 0), since the rows of O_p that my P gives are my own and my fold skips them (the
+  // no_softmax ablation writes P = 0 and a = 1 on every page).
   static constexpr bool kZeroUnseen = !kUniformPages || !kSoftmaxStep;
   // Paired rows: part A (kBegin 0) or B on the rows whose query sees the page
   // (on_seen_rows; a row that sees nothing of a partly visible page keeps m, l and O).

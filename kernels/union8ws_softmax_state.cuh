@@ -1,6 +1,7 @@
 // The running state of the online softmax in the warp-specialized Union8 (kernels/union8ws.cu),
-// one definition for every mainloop: per consumer thread, its part of O, m and l on rows g and
-// g + 8 of its warp's query, carried from page to page of a group and read by the epilogue.
+// one definition for every mainloop: per consumer thread, its part of O, m and l on its rows
+// g and g + 8 (their queries and heads: ConsumerRing::slot, local_head), carried from page to
+// page of a group and read by the epilogue.
 // The mainloops inherit it; begin_group() opens each group.
 #pragma once
 

@@ -2,8 +2,8 @@
 FP8 cluster kernel's lockstep, read from the recorded step table
 (``benchmarks/results/union8ws_steps_cap64k_<device>.json``, the newest on any device, written
 by ``benchmarks/bench_union8ws_steps.py``: every row timed in one run; rows of no step here,
-such as a build option timed in the same run, are left out), and the accurate mode's page-step
-A/B (``union8ws_ab_acc_uniform_f16res_cap64k_<device>.json``, ``bench_union8ws_ab.py``)."""
+such as a build option timed in the same run, are left out), and the A/B runs of the page step
+that followed (``union8ws_ab_<label>_<preset>_<device>.json``, ``bench_union8ws_ab.py``)."""
 
 from __future__ import annotations
 
@@ -98,37 +98,68 @@ def step_record_header() -> str:
     return f"benchmarks/results/{rec['file']}:\n{record_header(rec)}"
 
 
-#: The accurate mode's page-step A/B (``benchmarks/bench_union8ws_ab.py``), newest on any device.
-ACCURATE_AB_STEM = "union8ws_ab_acc_uniform_f16res_cap64k_h100"
-#: Variant -> what it changes, in the A/B's order (each compared with the first).
-ACCURATE_STEPS = {
-    "base": "the accurate step as first built: Q and P as two E4M3 parts each",
-    "uniform": "+ pages and the Q tile's address read warp-uniform (descriptors in uniform "
-               "registers)",
-    "uniform_f16res": "+ the low parts' residual taken in FP16 pairs (fewer conversions per "
-                      "split; the shipped accurate mode)",
+#: The claim order's variants (``union8ws_ab_claim_order_<preset>_<device>``).
+CLAIM_ORDER_STEPS = {
+    "plan_order": ("fast mode, groups claimed in the plan's order", None),
+    "largest_first": ("fast mode, the groups with the most pages claimed first (shipped)",
+                      "plan_order"),
+    "acc_plan_order": ("accurate mode, groups claimed in the plan's order", None),
+    "acc_largest_first": ("accurate mode, the groups with the most pages first (shipped)",
+                          "acc_plan_order"),
+}
+#: The A/B runs of the page step after the build-up (``benchmarks/bench_union8ws_ab.py``), in
+#: the order they were made: file stem (the newest of it on any device) -> variant -> (what it
+#: is, the variant of the same run it is compared with; None for a baseline).
+AB_RUNS = {
+    "union8ws_ab_acc_uniform_f16res_cap64k_h100": {
+        "base": ("accurate mode as first built: Q and P as two E4M3 parts each", None),
+        "uniform": ("+ pages and the Q tile's address read warp-uniform (descriptors in "
+                    "uniform registers)", "base"),
+        "uniform_f16res": ("+ the low parts' residual taken in FP16 pairs (fewer conversions "
+                           "per split)", "base"),
+    },
+    "union8ws_ab_pair_stride_cap64k_h100": {
+        "one_query": ("fast mode, one query per warp (a warp holds its query's 16 heads)", None),
+        "pairs01": ("paired rows: each query's heads on two warps, 8 each; slots i and i + 1 "
+                    "share a warp pair", "one_query"),
+        "pairs02": ("paired rows, slots i and i + 2 sharing a warp pair (shipped)",
+                    "one_query"),
+    },
+    "union8ws_ab_acc_pairs_cap64k_h100": {
+        "acc_one_query": ("accurate mode, one query per warp", None),
+        "acc_pairs01": ("accurate mode, paired rows, slots i and i + 1", "acc_one_query"),
+        "acc_pairs02": ("accurate mode, paired rows, slots i and i + 2 (shipped)",
+                        "acc_one_query"),
+    },
+    **{f"union8ws_ab_claim_order_{preset}_h100": CLAIM_ORDER_STEPS
+       for preset in ("cap64k", "beyond-capacity", "cap16k-high-overlap")},
 }
 
 
-def accurate_ab_table(record: dict | None = None) -> tuple[str, str]:
-    """(where it comes from, Markdown table) of the accurate mode's A/B: attention kernel alone
-    (median of the round medians) in both orders, × the first variant (W128), NRMS against
-    float64 on the FP8 cache and whether the output is bitwise the first variant's.
+def ab_table(stem: str, record: dict | None = None) -> tuple[str, str]:
+    """(where it comes from, Markdown table) of one A/B run of :data:`AB_RUNS`: attention
+    kernel alone (median of the round medians) in both orders, × the row's baseline in the same
+    run (W128), NRMS against float64 on the FP8 cache, and whether the output is bitwise the
+    run's first variant's.
 
     Parameters
     ----------
+    stem : str
+        A key of :data:`AB_RUNS`.
     record : dict, optional
-        A loaded A/B file; default the recorded ``cap64k`` one.
+        A loaded A/B file; default the recorded one of ``stem``.
     """
-    rec = recorded_results(ACCURATE_AB_STEM) if record is None else record
+    rec = recorded_results(stem) if record is None else record
+    steps = AB_RUNS[stem]
     us, check = result_medians(rec), rec["check"]
-    names = [n for n in ACCURATE_STEPS if f"{n}_w128_attn" in us]
-    base = us[f"{names[0]}_w128_attn"]
-    lines = ["| step | original order, µs | W128, µs | × first (W128) | NRMS | bits of the first |",
-             "|---|--:|--:|--:|--:|---|"]
-    for n in names:
+    lines = [f"| {rec['workload']} | original order, µs | W128, µs | × baseline (W128) | NRMS | "
+             "bits of the first row |", "|---|--:|--:|--:|--:|---|"]
+    for n, (what, base) in steps.items():
+        if f"{n}_w128_attn" not in us:
+            continue
         w128 = us[f"{n}_w128_attn"]
-        same = "yes" if check[n]["bitwise_equal_to_first"] else "no (own arithmetic)"
-        lines.append(f"| {ACCURATE_STEPS[n]} | {us[f'{n}_original_attn']:,.1f} | {w128:,.1f} | "
-                     f"{base / w128:.3f} | {100 * check[n]['nrms_vs_float64']:.3f} % | {same} |")
+        ratio = "baseline" if base is None else f"{us[f'{base}_w128_attn'] / w128:.3f}"
+        same = "yes" if check[n]["bitwise_equal_to_first"] else "no"
+        lines.append(f"| {what} | {us[f'{n}_original_attn']:,.1f} | {w128:,.1f} | {ratio} | "
+                     f"{100 * check[n]['nrms_vs_float64']:.3f} % | {same} |")
     return f"benchmarks/results/{rec['file']}:\n{record_header(rec)}", "\n".join(lines)

@@ -61,19 +61,35 @@ def test_lockstep_table_puts_each_ablation_beside_the_one_sm_kernel():
     assert lines[-1].split("|")[5].strip() == "–"  # the one-SM kernel has no every-page build
 
 
-def test_accurate_ab_table_reads_its_file():
-    from pageweaver_edu.notebook.union8ws_steps import ACCURATE_STEPS, accurate_ab_table
+def test_every_ab_run_is_recorded_and_its_table_reads_the_file():
+    from pageweaver_edu.notebook.union8ws_steps import AB_RUNS, ab_table
     from pageweaver_edu.records import recorded_results, result_medians
 
-    rec = recorded_results("union8ws_ab_acc_uniform_f16res_cap64k_h100")
-    where, table = accurate_ab_table(rec)
-    assert where.startswith(f"benchmarks/results/{rec['file']}:") and rec["commit"] in where
-    rows = table.splitlines()[2:]
-    assert len(rows) == len(ACCURATE_STEPS) and rows[0].endswith("| 1.000 | 0.220 % | yes |")
-    us = result_medians(rec)
-    ratio = us["base_w128_attn"] / us["uniform_f16res_w128_attn"]
-    assert f"| {ratio:.3f} |" in rows[-1] and rows[-1].endswith("no (own arithmetic) |")
-    # a file without the middle variant: its row is left out, the ratios stay to the first
+    for stem, variants in AB_RUNS.items():
+        rec = recorded_results(stem)
+        where, table = ab_table(stem, rec)
+        assert where.startswith(f"benchmarks/results/{rec['file']}:") and rec["commit"] in where
+        rows = table.splitlines()[2:]
+        assert len(rows) == len(variants), stem
+        us = result_medians(rec)
+        for row, (name, (_, base)) in zip(rows, variants.items(), strict=True):
+            nrms = 100 * rec["check"][name]["nrms_vs_float64"]
+            assert f"| {us[f'{name}_w128_attn']:,.1f} |" in row and f"| {nrms:.3f} % |" in row
+            if base is not None:
+                ratio = us[f"{base}_w128_attn"] / us[f"{name}_w128_attn"]
+                assert f"| {ratio:.3f} |" in row
+
+
+def test_ab_table_ratios_and_bits():
+    from pageweaver_edu.notebook.union8ws_steps import ab_table
+    from pageweaver_edu.records import recorded_results
+
+    stem = "union8ws_ab_acc_uniform_f16res_cap64k_h100"
+    rec = recorded_results(stem)
+    rows = ab_table(stem, rec)[1].splitlines()[2:]
+    assert rows[0].endswith("| baseline | 0.220 % | yes |") and rows[1].endswith("| yes |")
+    assert rows[2].endswith("| no |")  # the FP16 residual: its own rounding
+    # a file without the middle variant: its row is left out, the ratios stay to the baseline
     rec2 = {**rec, "results": [r for r in rec["results"] if not r["name"].startswith("uniform_")
                                or r["name"].startswith("uniform_f16res")]}
-    assert len(accurate_ab_table(rec2)[1].splitlines()) == 2 + 2
+    assert len(ab_table(stem, rec2)[1].splitlines()) == 2 + 2

@@ -125,6 +125,24 @@ __device__ __forceinline__ void on_seen_rows(const Page& pg, Part part) {
     part(std::true_type{}, Rows<kBothRows>{}, vl, vh);
   }
 }
+// Paired rows: part A (kBegin 0, the maxima first) or B (kEnd kKSteps, l last) of page pg's
+// softmax step on the rows whose query sees it (on_seen_rows); exps(masked, rows, vis_lo,
+// vis_hi) makes the exponentials of k-steps [kBegin, kEnd) in S's registers ml.d and whatever
+// the mainloop keeps of them.
+template <int kBegin, int kEnd, class Mainloop, class Frag, class Exps>
+__device__ __forceinline__ void paired_softmax_part(Mainloop& ml, const Page& pg, Frag& f,
+                                                    Exps exps) {
+  on_seen_rows(pg, [&](auto masked, auto rows, int vl, int vh) {
+    constexpr bool kMasked = decltype(masked)::value;
+    constexpr int kRows = decltype(rows)::value;
+    if constexpr (kBegin == 0) {
+      softmax_max_rows<kMasked, kRows, kMasked>(ml.d, vl, vh, ml.t, ml.rf_lo, ml.rf_hi, ml.m_lo,
+                                                ml.m_hi, f.al_lo, f.al_hi, f.st);
+    }
+    exps(masked, rows, vl, vh);
+    if constexpr (kEnd == kKSteps) softmax_finish<kRows>(f.al_lo, f.al_hi, f.st, ml.l[0], ml.l[2]);
+  });
+}
 // O = fma(O, a, O_p) on half kHalf of the rows whose query sees page pg (paired rows).
 template <int kHalf>
 __device__ __forceinline__ void fold_seen_rows(const Page& pg, float (&o)[64],
@@ -211,20 +229,12 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
   // 0), since the rows of O_p that my P gives are my own and my fold skips them (the
   // no_softmax ablation writes P = 0 and a = 1 on every page).
   static constexpr bool kZeroUnseen = !kUniformPages || !kSoftmaxStep;
-  // Paired rows: part A (kBegin 0) or B on the rows whose query sees the page
-  // (on_seen_rows; a row that sees nothing of a partly visible page keeps m, l and O).
+  // Paired rows: part A or B, the E4M3 P fragments made as the exponentials are.
   template <int kBegin, int kEnd>
   __device__ __forceinline__ void paired_exps(const Page& pg, Frag& f) {
-    on_seen_rows(pg, [&](auto masked, auto rows, int vl, int vh) {
-      constexpr bool kMasked = decltype(masked)::value;
-      constexpr int kRows = decltype(rows)::value;
-      if constexpr (kBegin == 0) {
-        softmax_max_rows<kMasked, kRows, kMasked>(d, vl, vh, t, rf_lo, rf_hi, m_lo, m_hi,
-                                                  f.al_lo, f.al_hi, f.st);
-      }
-      softmax_exps_rows<kMasked, kBegin, kEnd, true, kRows>(d, vl, vh, t, rf_lo, rf_hi, f.st,
-                                                            f.p);
-      if constexpr (kEnd == kKSteps) softmax_finish<kRows>(f.al_lo, f.al_hi, f.st, l[0], l[2]);
+    paired_softmax_part<kBegin, kEnd>(*this, pg, f, [&](auto masked, auto rows, int vl, int vh) {
+      softmax_exps_rows<decltype(masked)::value, kBegin, kEnd, true, decltype(rows)::value>(
+          d, vl, vh, t, rf_lo, rf_hi, f.st, f.p);
     });
   }
   __device__ __forceinline__ void softmax_a(const Page& pg, Frag& f) {

@@ -134,23 +134,15 @@ struct Fp8AccMainloop : SoftmaxState {
       }
     }
   }
-  // Paired rows: part A (kBegin 0, with the maxima) or B (with l) on the rows whose query sees
-  // the page (on_seen_rows).
+  // Paired rows: part A or B, the exponentials in place in d (split_p splits them later).
   template <int kBegin, int kEnd>
   __device__ __forceinline__ void paired_exps(const Page& pg, Frag& f) {
-    on_seen_rows(pg, [&](auto masked, auto rows, int vl, int vh) {
-      constexpr bool kMasked = decltype(masked)::value;
-      constexpr int kRows = decltype(rows)::value;
-      if constexpr (kBegin == 0) {
-        softmax_max_rows<kMasked, kRows, kMasked>(d, vl, vh, t, rf_lo, rf_hi, m_lo, m_hi,
-                                                  f.al_lo, f.al_hi, f.st);
-      }
+    paired_softmax_part<kBegin, kEnd>(*this, pg, f, [&](auto masked, auto rows, int vl, int vh) {
 #pragma unroll
       for (int ks = kBegin; ks < kEnd; ++ks) {
-        softmax_exps_kstep<kMasked, true, kRows>(d, ks, vl - 2 * t, vh - 2 * t, rf_lo, rf_hi,
-                                                 f.st);
+        softmax_exps_kstep<decltype(masked)::value, true, decltype(rows)::value>(
+            d, ks, vl - 2 * t, vh - 2 * t, rf_lo, rf_hi, f.st);
       }
-      if constexpr (kEnd == kKSteps) softmax_finish<kRows>(f.al_lo, f.al_hi, f.st, l[0], l[2]);
     });
   }
   __device__ __forceinline__ void softmax_a(const Page& pg, Frag& f) {

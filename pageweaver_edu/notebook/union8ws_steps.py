@@ -120,15 +120,15 @@ AB_RUNS = {
     },
     "union8ws_ab_pair_stride_cap64k_h100": {
         "one_query": ("fast mode, one query per warp (a warp holds its query's 16 heads)", None),
-        "pairs01": ("paired rows: each query's heads on two warps, 8 each; slots i and i + 1 "
-                    "share a warp pair", "one_query"),
-        "pairs02": ("paired rows, slots i and i + 2 sharing a warp pair (shipped)",
+        "pairs01": ("paired rows: each query's heads on two warps, 8 each; member positions "
+                    "i and i + 1 share a warp pair", "one_query"),
+        "pairs02": ("paired rows, member positions i and i + 2 sharing a warp pair (shipped)",
                     "one_query"),
     },
     "union8ws_ab_acc_pairs_cap64k_h100": {
         "acc_one_query": ("accurate mode, one query per warp", None),
-        "acc_pairs01": ("accurate mode, paired rows, slots i and i + 1", "acc_one_query"),
-        "acc_pairs02": ("accurate mode, paired rows, slots i and i + 2 (shipped)",
+        "acc_pairs01": ("accurate mode, paired rows, positions i and i + 1", "acc_one_query"),
+        "acc_pairs02": ("accurate mode, paired rows, positions i and i + 2 (shipped)",
                         "acc_one_query"),
     },
     **{f"union8ws_ab_claim_order_{preset}_h100": CLAIM_ORDER_STEPS

@@ -44,6 +44,17 @@ __device__ __forceinline__ bool claim_group(const Args& a, int total, int lane, 
   return true;
 }
 
+// The inclusive prefix sum of v over the lanes of a full warp (kernels/union_emit.cuh writes
+// the same loop out, where chapter 05 shows it).
+__device__ __forceinline__ int warp_inclusive_sum(int v, int lane) {
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const int up = __shfl_up_sync(0xffffffffu, v, d);
+    if (lane >= d) v += up;
+  }
+  return v;
+}
+
 // order = the groups 0 .. total - 1 by |U_G| (counts), largest first, for one CTA of
 // kOrderThreads threads: a counting sort on min(|U_G|, kOrderBins - 1), descending. Groups of
 // equal count keep no fixed order among themselves (atomic ranks); every group computes the
@@ -61,22 +72,11 @@ __device__ __forceinline__ void claim_order(const int* __restrict__ counts, int 
   __syncthreads();
   // exclusive prefix sum of the bins (one per thread): within each warp, then over the warps
   const int mine = bins[tid];
-  int incl = mine;
-#pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-    const int up = __shfl_up_sync(0xffffffffu, incl, d);
-    if (lane >= d) incl += up;
-  }
+  const int incl = warp_inclusive_sum(mine, lane);
   if (lane == 31) warp_sums[warp] = incl;
   __syncthreads();
-  if (warp == 0) {
-    int s = warp_sums[lane];
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const int up = __shfl_up_sync(0xffffffffu, s, d);
-      if (lane >= d) s += up;
-    }
-    warp_sums[lane] = s - warp_sums[lane];  // exclusive over the warps
+  if (warp == 0) {  // exclusive over the warps
+    warp_sums[lane] = warp_inclusive_sum(warp_sums[lane], lane) - warp_sums[lane];
   }
   __syncthreads();
   bins[tid] = warp_sums[warp] + incl - mine;  // the first position of bin tid

@@ -136,7 +136,7 @@ struct Page {
 // 2i and 8..15 in warp 2i + 1. A page that one query of the consumer sees then runs its
 // exponentials on two warps, 32 per thread each, instead of 64 on one. Slots i and i + 2 are
 // paired rather than i and i + 1 because neighbouring slots of a group more often select the
-// same pages (the regroup puts similar queries next to each other).
+// same pages, in the original order and the regrouped one alike.
 template <class Smem, bool kPairedRows = false>
 struct ConsumerRing {
   uint32_t base;

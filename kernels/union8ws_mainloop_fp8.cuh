@@ -106,15 +106,17 @@ __device__ __forceinline__ void fill_ones(uint32_t ones, int tid) {
                : "memory");
 }
 
-// Paired rows (ConsumerRing): part(masked, rows, vis_lo, vis_hi) on the rows of page pg whose
-// query sees it, each with its query's visible tokens: the rows a whole page is visible to
-// (rows = kBothRows, kRowLo or kRowHi, masked false), or on a page one of them sees only in
-// part both rows masked, where a row that sees nothing (vis 0) must keep its m, l and O.
+// The rows of a page step, given the tokens my rows see (seen: Page::rows_seen). on_seen_rows
+// calls part(masked, rows, vis_lo, vis_hi) on the rows whose query sees the page, each with its
+// query's visible tokens: the rows a whole page is visible to (rows = kBothRows, kRowLo or
+// kRowHi, masked false), or on a page one of them sees only in part both rows masked, where a
+// row that sees nothing (vis 0) must keep its m, l and O. with_seen_rows calls fn(rows) with
+// the rows that see any of the page (kBothRows, kRowLo, kRowHi or 0).
 template <int kRows>
 using Rows = std::integral_constant<int, kRows>;
 template <class Part>
-__device__ __forceinline__ void on_seen_rows(const Page& pg, Part part) {
-  const int vl = pg.seen_lo(), vh = pg.seen_hi();
+__device__ __forceinline__ void on_seen_rows(int2 seen, Part part) {
+  const int vl = seen.x, vh = seen.y;
   if (vl == kPage && vh == kPage) {
     part(std::false_type{}, Rows<kBothRows>{}, kPage, kPage);
   } else if (vl == kPage && vh == 0) {
@@ -125,14 +127,26 @@ __device__ __forceinline__ void on_seen_rows(const Page& pg, Part part) {
     part(std::true_type{}, Rows<kBothRows>{}, vl, vh);
   }
 }
-// Paired rows: part A (kBegin 0, the maxima first) or B (kEnd kKSteps, l last) of page pg's
-// softmax step on the rows whose query sees it (on_seen_rows); exps(masked, rows, vis_lo,
-// vis_hi) makes the exponentials of k-steps [kBegin, kEnd) in S's registers ml.d and whatever
-// the mainloop keeps of them.
+template <class Fn>
+__device__ __forceinline__ void with_seen_rows(int2 seen, Fn fn) {
+  if (seen.x && seen.y) {
+    fn(Rows<kBothRows>{});
+  } else if (seen.x) {
+    fn(Rows<kRowLo>{});
+  } else if (seen.y) {
+    fn(Rows<kRowHi>{});
+  } else {
+    fn(Rows<0>{});
+  }
+}
+// Part A (kBegin 0, the maxima first) or B (kEnd kKSteps, l last) of a page's softmax step on
+// the rows whose query sees it (on_seen_rows); exps(masked, rows, vis_lo, vis_hi) makes the
+// exponentials of k-steps [kBegin, kEnd) in S's registers ml.d and whatever the mainloop keeps
+// of them.
 template <int kBegin, int kEnd, class Mainloop, class Frag, class Exps>
-__device__ __forceinline__ void paired_softmax_part(Mainloop& ml, const Page& pg, Frag& f,
-                                                    Exps exps) {
-  on_seen_rows(pg, [&](auto masked, auto rows, int vl, int vh) {
+__device__ __forceinline__ void softmax_part_on_rows(Mainloop& ml, int2 seen, Frag& f,
+                                                     Exps exps) {
+  on_seen_rows(seen, [&](auto masked, auto rows, int vl, int vh) {
     constexpr bool kMasked = decltype(masked)::value;
     constexpr int kRows = decltype(rows)::value;
     if constexpr (kBegin == 0) {
@@ -143,18 +157,15 @@ __device__ __forceinline__ void paired_softmax_part(Mainloop& ml, const Page& pg
     if constexpr (kEnd == kKSteps) softmax_finish<kRows>(f.al_lo, f.al_hi, f.st, ml.l[0], ml.l[2]);
   });
 }
-// O = fma(O, a, O_p) on half kHalf of the rows whose query sees page pg (paired rows).
+// O = fma(O, a, O_p) on half kHalf of the rows whose query sees the page.
 template <int kHalf>
-__device__ __forceinline__ void fold_seen_rows(const Page& pg, float (&o)[64],
-                                               const float (&op)[32], float al_lo, float al_hi) {
-  const int vl = pg.seen_lo(), vh = pg.seen_hi();
-  if (vl && vh) {
-    fold_half<kHalf>(o, op, al_lo, al_hi);
-  } else if (vl) {
-    fold_half<kHalf, kRowLo>(o, op, al_lo, al_hi);
-  } else if (vh) {
-    fold_half<kHalf, kRowHi>(o, op, al_lo, al_hi);
-  }
+__device__ __forceinline__ void fold_seen_rows(int2 seen, float (&o)[64], const float (&op)[32],
+                                               float al_lo, float al_hi) {
+  with_seen_rows(seen, [&](auto rows) {
+    if constexpr (decltype(rows)::value != 0) {
+      fold_half<kHalf, decltype(rows)::value>(o, op, al_lo, al_hi);
+    }
+  });
 }
 
 // Two page steps the fast and the accurate FP8 mainloops share. S of page cur and the softmax
@@ -232,7 +243,8 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
   // Paired rows: part A or B, the E4M3 P fragments made as the exponentials are.
   template <int kBegin, int kEnd>
   __device__ __forceinline__ void paired_exps(const Page& pg, Frag& f) {
-    paired_softmax_part<kBegin, kEnd>(*this, pg, f, [&](auto masked, auto rows, int vl, int vh) {
+    const int2 seen = pg.rows_seen<true>();
+    softmax_part_on_rows<kBegin, kEnd>(*this, seen, f, [&](auto masked, auto rows, int vl, int vh) {
       softmax_exps_rows<decltype(masked)::value, kBegin, kEnd, true, decltype(rows)::value>(
           d, vl, vh, t, rf_lo, rf_hi, f.st, f.p);
     });
@@ -297,7 +309,7 @@ struct Fp8Mainloop : Fp8QTile, SoftmaxState {
     fence_acc(op);
     if constexpr (PW_WS_TC_SUM && kHalf == 1) fence_acc(rs);
     if constexpr (kPairedRows) {
-      fold_seen_rows<kHalf>(pg, o, op, f.al_lo, f.al_hi);
+      fold_seen_rows<kHalf>(pg.rows_seen<true>(), o, op, f.al_lo, f.al_hi);
     } else if (pg.seen()) {
       fold_half<kHalf>(o, op, f.al_lo, f.al_hi);
       if constexpr (PW_WS_TC_SUM && kHalf == 1) {  // l = l a + sum p8 (the page's row sums)

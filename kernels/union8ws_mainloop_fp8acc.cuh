@@ -41,7 +41,7 @@ __device__ __forceinline__ void split_e4m3(float x0, float x1, float x2, float x
 }
 
 struct Fp8AccMainloop : SoftmaxState {
-  static constexpr bool kPairedRows = PW_WS_PAIRS && kSoftmaxStep;  // ConsumerRing
+  static constexpr bool kPairedRows = PW_WS_PAIRS;  // ConsumerRing
   static constexpr int kStagesPerPage = 1;
   static constexpr int kLoOffset = kQTileBytes / 2;  // Q8lo's tile behind Q8hi's
   struct Frag {
@@ -112,32 +112,18 @@ struct Fp8AccMainloop : SoftmaxState {
   __device__ __forceinline__ void fold(const Page& pg, const Frag& f) {
     wgmma_wait<0>();
     fence_acc(op);
-    if constexpr (kPairedRows) {
-      fold_seen_rows<kHalf>(pg, o, op, f.al_lo, f.al_hi);
-    } else if (pg.seen()) {
-      fold_half<kHalf>(o, op, f.al_lo, f.al_hi);
-    }
+    fold_seen_rows<kHalf>(pg.rows_seen<kPairedRows>(), o, op, f.al_lo, f.al_hi);
     __syncwarp();
   }
 
-  // My warp's softmax step on page pg: part A the maxima and the exponentials of columns
-  // 0 .. 63, part B those of columns 64 .. 127 and l, both in place in d; then P's split.
+  // My rows' softmax step on page pg: part A the maxima and the exponentials of columns
+  // 0 .. 63, part B those of columns 64 .. 127 and l, both in place in d (on the rows whose
+  // query sees the page); then P's split. The timing builds without a softmax step leave P = 0
+  // and a = 1.
   template <int kBegin, int kEnd>
-  __device__ __forceinline__ void exps(const Page& pg, Frag& f) {
-    const int vis = pg.seen();
-#pragma unroll
-    for (int ks = kBegin; ks < kEnd; ++ks) {
-      if (vis < kPage) {
-        softmax_exps_kstep<true, true>(d, ks, vis - 2 * t, vis - 2 * t, rf_lo, rf_hi, f.st);
-      } else {
-        softmax_exps_kstep<false, true>(d, ks, kPage - 2 * t, kPage - 2 * t, rf_lo, rf_hi, f.st);
-      }
-    }
-  }
-  // Paired rows: part A or B, the exponentials in place in d (split_p splits them later).
-  template <int kBegin, int kEnd>
-  __device__ __forceinline__ void paired_exps(const Page& pg, Frag& f) {
-    paired_softmax_part<kBegin, kEnd>(*this, pg, f, [&](auto masked, auto rows, int vl, int vh) {
+  __device__ __forceinline__ void exps_part(const Page& pg, Frag& f) {
+    const int2 seen = pg.rows_seen<kPairedRows>();
+    softmax_part_on_rows<kBegin, kEnd>(*this, seen, f, [&](auto masked, auto rows, int vl, int vh) {
 #pragma unroll
       for (int ks = kBegin; ks < kEnd; ++ks) {
         softmax_exps_kstep<decltype(masked)::value, true, decltype(rows)::value>(
@@ -146,24 +132,14 @@ struct Fp8AccMainloop : SoftmaxState {
     });
   }
   __device__ __forceinline__ void softmax_a(const Page& pg, Frag& f) {
-    if constexpr (kPairedRows) return paired_exps<0, 2>(pg, f);
-    f.al_lo = f.al_hi = 1.f;
-    const int vis = pg.seen();
-    if (vis > 0 && kSoftmaxStep) {
-      if (vis < kPage) {
-        softmax_max<true>(d, vis, t, rf_lo, rf_hi, m_lo, m_hi, f.al_lo, f.al_hi, f.st);
-      } else {
-        softmax_max<false>(d, kPage, t, rf_lo, rf_hi, m_lo, m_hi, f.al_lo, f.al_hi, f.st);
-      }
-      exps<0, 2>(pg, f);
+    if constexpr (kSoftmaxStep) {
+      exps_part<0, 2>(pg, f);
+    } else {
+      f.al_lo = f.al_hi = 1.f;
     }
   }
   __device__ __forceinline__ void softmax_b(const Page& pg, Frag& f) {
-    if constexpr (kPairedRows) return paired_exps<2, kKSteps>(pg, f);
-    if (pg.seen() > 0 && kSoftmaxStep) {
-      exps<2, 4>(pg, f);
-      add_sums(f.al_lo, f.al_hi, f.st);
-    }
+    if constexpr (kSoftmaxStep) exps_part<2, kKSteps>(pg, f);
   }
   // P's two E4M3 parts of the rows in kRows, 0 in the other row's registers (their rows of O_p
   // are not folded; writing every register ends the live range of the Frag's previous page,
@@ -182,18 +158,9 @@ struct Fp8AccMainloop : SoftmaxState {
     }
   }
   __device__ __forceinline__ void split_p(const Page& pg, Frag& f) {
-    const int vl = kPairedRows ? pg.seen_lo() : pg.seen(), vh = kPairedRows ? pg.seen_hi() : vl;
-    if (vl && vh && kSoftmaxStep) {
-      split_rows(f);
-    } else if (vl && kSoftmaxStep) {
-      split_rows<kRowLo>(f);
-    } else if (vh && kSoftmaxStep) {
-      split_rows<kRowHi>(f);
-    } else {
-      split_rows<0>(f);
-    }
+    const int2 seen = kSoftmaxStep ? pg.rows_seen<kPairedRows>() : make_int2(0, 0);
+    with_seen_rows(seen, [&](auto rows) { split_rows<decltype(rows)::value>(f); });
   }
-
 
   template <class Ring>
   __device__ __forceinline__ void first(const Ring& w, const Page& cur, Frag& f) {

@@ -122,6 +122,12 @@ struct Page {
   __device__ __forceinline__ int seen() const { return packed >> 8; }
   __device__ __forceinline__ int seen_lo() const { return (packed >> 8) & 0xff; }
   __device__ __forceinline__ int seen_hi() const { return packed >> 16; }
+  // The tokens my rows g (x) and g + 8 (y) see: each its own query's with paired rows, else
+  // both my warp's query's.
+  template <bool kPairedRows>
+  __device__ __forceinline__ int2 rows_seen() const {
+    return kPairedRows ? make_int2(seen_lo(), seen_hi()) : make_int2(seen(), seen());
+  }
   // The page as warp_uniform reads it: the compiler keeps it (and the descriptors made from
   // it) in uniform registers and takes each branch on seen() with the whole warp.
   __device__ __forceinline__ Page uniform() const {

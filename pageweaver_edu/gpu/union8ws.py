@@ -26,7 +26,7 @@ from ..core.inputs import PageWeaverInputError
 from ..replay.fp8 import P_SCALE_LOG2
 from .bf16_tiles import Bf16HalfPages, bf16_half_pages
 from .fp8_tiles import TILE_BYTES, Fp8Cache
-from .loader import GPULaunchError, get_kernel, launch, multiprocessors
+from .loader import GPULaunchError, launch, multiprocessors
 from .union8 import Bf16UnionAttention
 from .union8_fp8 import Fp8UnionAttention, ablation_option
 from .union_attention import DIM, HEADS, UnionEntry, check_operand
@@ -127,9 +127,7 @@ class _Persistent:
         total = plan.num_groups * plan.heads
         if self.order.numel() != total:
             self.order = torch.empty(total, dtype=torch.int32, device=self.q.device)
-        func = get_kernel(self.source, "union8ws_claim_order", "PiP", arch=self.arch,
-                          code=self.code,
-                          options=(f"-DPW_UNION_SLOTS={self.slots}", *self.build_options))
+        func = self.module_function("union8ws_claim_order", "PiP", self.slots, self.build_options)
         launch(func, (1, 1), (ORDER_THREADS, 1, 1), plan.page_counts.data_ptr(), total,
                self.order.data_ptr())
 

@@ -130,11 +130,18 @@ class UnionAttention:
             raise PageWeaverInputError(
                 f"{cls.__name__} has no kernel for g = {group}; it runs g in {sorted(cls.entries)}")
         smem = cls.smem_bytes(slots)
-        func = get_kernel(cls.source, cls.entries[group].name,
-                          cls.operand_format + PLAN_FORMAT, arch=cls.arch, code=cls.code,
-                          options=(f"-DPW_UNION_SLOTS={slots}", *options),
-                          max_dynamic_shared=smem)
+        func = cls.module_function(cls.entries[group].name, cls.operand_format + PLAN_FORMAT,
+                                   slots, options, max_dynamic_shared=smem)
         return func, smem
+
+    @classmethod
+    def module_function(cls, name: str, arg_format: str, slots: int,
+                        options: tuple[str, ...] = (), max_dynamic_shared: int = 0):
+        """Entry ``name`` of :attr:`source` built with ``slots`` KV slots and ``options``
+        (:func:`~.loader.get_kernel`: the build is compiled once for all its entries)."""
+        return get_kernel(cls.source, name, arg_format, arch=cls.arch, code=cls.code,
+                          options=(f"-DPW_UNION_SLOTS={slots}", *options),
+                          max_dynamic_shared=max_dynamic_shared)
 
     def __init__(self, q, kv, causal_pos=None, lengths=None, slots: int = 2,
                  scale: float | None = None, out=None):

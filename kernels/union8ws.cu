@@ -77,8 +77,12 @@ constexpr int kProducerRegs = 24;
 constexpr int kConsumerRegs = 240;
 static_assert(kProducerRegs % 8 == 0 && kConsumerRegs % 8 == 0, "setmaxnreg takes multiples of 8");
 static_assert(kProducerRegs >= 24 && kConsumerRegs <= 256, "setmaxnreg's range");
-static_assert(128 * kProducerRegs + kConsumerThreads * kConsumerRegs <= 65536,
-              "the register file of one SM holds all three warpgroups");
+// The launch gives every thread kEntryRegs (__launch_bounds__(kThreads, 1): 65536 / 384, in
+// multiples of 8), and setmaxnreg.inc takes only what setmaxnreg.dec gave back of that: a
+// budget over it leaves the consumers waiting for registers that never come.
+constexpr int kEntryRegs = 65536 / kThreads / 8 * 8;
+static_assert(128 * kProducerRegs + kConsumerThreads * kConsumerRegs <= kThreads * kEntryRegs,
+              "the consumers' registers come from the producer warpgroup's");
 
 // The page walk of consumer c, the same for every mainloop: open each group, build its Q tile,
 // then over the group's working stages run first / step ... step / last, keeping one stage

@@ -28,7 +28,8 @@ landmarks (printed with their indices):
   at the release;
 - the rest of the consumer code: the group boundaries (Q tile, first and last page, stores).
 
-Writes a JSON result (``--out``) and prints the table.
+Writes a JSON result (``--out``; with ``--details``, the report's details page as CSV, each
+launch's section metrics too) and prints the table.
 """
 
 from __future__ import annotations
@@ -114,9 +115,23 @@ def phase_table(rows: list[dict]) -> dict:
             "sass_ranges": [[a, b] for a, b in spans],
         }
     consumer = sum(v["samples_pct"] for k, v in table.items() if not k.startswith("producer"))
-    for v in table.values():
-        v["consumer_time_pct"] = round(100 * v["samples_pct"] / consumer, 1)
+    for name, v in table.items():
+        if not name.startswith("producer"):
+            v["consumer_time_pct"] = round(100 * v["samples_pct"] / consumer, 1)
     return {"total_samples": int(total), "phases": table}
+
+
+def details(path: Path) -> list[dict]:
+    """The metrics of each launch (``ncu -i REPORT --page details --csv``): {section: {name
+    [unit]: value}}, in launch order."""
+    out: dict[str, dict] = {}
+    for r in csv.DictReader(path.open()):
+        if r["Metric Name"]:
+            name = f"{r['Metric Name']} [{r['Metric Unit']}]" if r["Metric Unit"] else r[
+                "Metric Name"]
+            out.setdefault(r["ID"], {}).setdefault(r["Section Name"], {})[name] = number(
+                r["Metric Value"])
+    return [out[k] for k in sorted(out, key=int)]
 
 
 def main(argv=None) -> int:
@@ -124,6 +139,9 @@ def main(argv=None) -> int:
     ap.add_argument("source_csv", type=Path)
     ap.add_argument("--labels", default="union8ws_fp8 (fast mode),union8ws_fp8 (accurate mode)",
                     help="one label per launch block, comma list")
+    ap.add_argument("--details", type=Path,
+                    help="the report's details page as CSV (--page details --csv): its metrics "
+                         "are written beside the phases")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--env", required=True,
                     help="JSON of the run's device, date, commit, driver, cuda, command")
@@ -133,6 +151,9 @@ def main(argv=None) -> int:
     if len(labels) != len(blocks):
         raise SystemExit(f"{len(blocks)} launches in {args.source_csv}, {len(labels)} labels")
     kernels = {label: phase_table(rows) for label, rows in zip(labels, blocks, strict=True)}
+    if args.details:
+        for k, metrics in zip(kernels.values(), details(args.details), strict=True):
+            k["metrics"] = metrics
     record = {**json.loads(args.env), "kernels": kernels}
     args.out.write_text(json.dumps(record, indent=1) + "\n")
     for label, k in kernels.items():

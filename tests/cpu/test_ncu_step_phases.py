@@ -55,11 +55,22 @@ def test_phases_of_a_page_step(tmp_path, capsys):
         w.writerow(["Kernel Name", "union8ws_fp8"])
         w.writerow(HEADER)
         w.writerows([f"0x{i:x}", s, n, 10] for i, (s, n) in enumerate(PAGE))
+    det = tmp_path / "details.csv"
+    with det.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["ID", "Section Name", "Metric Name", "Metric Unit", "Metric Value"])
+        w.writerow(["0", "GPU Speed Of Light Throughput", "Duration", "us", "655.97"])
+        w.writerow(["0", "Scheduler Statistics", "No Eligible", "%", "67.88"])
+        w.writerow(["0", "SchedulerStats", "", "", ""])  # a rule's row: no metric
     out = tmp_path / "phases.json"
     env = json.dumps({"device": "test", "commit": "abc"})
-    assert _module().main([str(src), "--labels", "fast", "--out", str(out), "--env", env]) == 0
+    assert _module().main([str(src), "--labels", "fast", "--details", str(det), "--out",
+                           str(out), "--env", env]) == 0
     rec = json.loads(out.read_text())
     assert rec["device"] == "test"
+    assert rec["kernels"]["fast"]["metrics"] == {
+        "GPU Speed Of Light Throughput": {"Duration [us]": 655.97},
+        "Scheduler Statistics": {"No Eligible [%]": 67.88}}
     phases = rec["kernels"]["fast"]["phases"]
     ranges = {k: v["sass_ranges"] for k, v in phases.items()}
     assert ranges["walk"] == [[2, 7]] and ranges["wait for S"] == [[10, 11]]
@@ -75,4 +86,5 @@ def test_phases_of_a_page_step(tmp_path, capsys):
     assert rest["samples_pct"] == round(100 * (5 + 1 + 3) / total, 2)
     assert abs(sum(v["consumer_time_pct"] for k, v in phases.items()
                    if not k.startswith("producer")) - 100) < 0.2
+    assert "consumer_time_pct" not in phases["producer: loader"]
     assert "softmax part A" in capsys.readouterr().out

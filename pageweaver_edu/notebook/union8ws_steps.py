@@ -134,10 +134,36 @@ AB_RUNS = {
     **{f"union8ws_ab_claim_order_{preset}_h100": CLAIM_ORDER_STEPS
        for preset in ("cap64k", "beyond-capacity", "cap16k-high-overlap")},
 }
+#: A/B runs of ideas that lost or tied (not shipped), in the form of :data:`AB_RUNS`.
+NOT_KEPT_RUNS = {
+    "union8ws_ab_walk_ahead_cap64k_h100": {
+        "after": ("fast mode, the walk to the next working stage after the step (the shipped "
+                  "schedule)", None),
+        "ahead": ("the walk run while the step's products run, not waiting on a stage that "
+                  "has not landed", "after"),
+        "ahead_wait": ("the same, waiting there for the stage", "after"),
+    },
+    "union8ws_ab_acc_walk_ahead_cap64k_h100": {
+        "after": ("accurate mode, the walk after the step (the shipped schedule)", None),
+        "ahead": ("the walk run while the step's products run", "after"),
+    },
+    "union8ws_ab_balance_cap64k_h100": {
+        "base": ("fast mode, a group's queries 0..3 on consumer 0, 4..7 on consumer 1 "
+                 "(the shipped split)", None),
+        "balance": ("the split of the eight queries whose busier consumer has the fewest "
+                    "pages", "base"),
+    },
+    "union8ws_ab_acc_balance_cap64k_h100": {
+        "base": ("accurate mode, queries 0..3 and 4..7 (the shipped split)", None),
+        "balance": ("the balanced split", "base"),
+    },
+}
+#: The Nsight Compute record of where the step's warps wait (benchmarks/ncu_step_phases.py).
+PHASES_STEM = "union8ws_ncu_phases_cap64k_h100"
 
 
 def ab_table(stem: str, record: dict | None = None) -> tuple[str, str]:
-    """(where it comes from, Markdown table) of one A/B run of :data:`AB_RUNS`: attention
+    """(where it comes from, Markdown table) of one recorded A/B run: attention
     kernel alone (median of the round medians) in both orders, × the row's baseline in the same
     run (W128), NRMS against float64 on the FP8 cache, and whether the output is bitwise the
     run's first variant's.
@@ -145,12 +171,12 @@ def ab_table(stem: str, record: dict | None = None) -> tuple[str, str]:
     Parameters
     ----------
     stem : str
-        A key of :data:`AB_RUNS`.
+        A key of :data:`AB_RUNS` or :data:`NOT_KEPT_RUNS`.
     record : dict, optional
         A loaded A/B file; default the recorded one of ``stem``.
     """
     rec = recorded_results(stem) if record is None else record
-    steps = AB_RUNS[stem]
+    steps = {**AB_RUNS, **NOT_KEPT_RUNS}[stem]
     us, check = result_medians(rec), rec["check"]
     lines = [f"| {rec['workload']} | original order, µs | W128, µs | × baseline (W128) | NRMS | "
              "bits of the first row |", "|---|--:|--:|--:|--:|---|"]
@@ -162,4 +188,24 @@ def ab_table(stem: str, record: dict | None = None) -> tuple[str, str]:
         same = "yes" if check[n]["bitwise_equal_to_first"] else "no"
         lines.append(f"| {what} | {us[f'{n}_original_attn']:,.1f} | {w128:,.1f} | {ratio} | "
                      f"{100 * check[n]['nrms_vs_float64']:.3f} % | {same} |")
+    return f"benchmarks/results/{rec['file']}:\n{record_header(rec)}", "\n".join(lines)
+
+
+def phase_table(record: dict | None = None) -> tuple[str, str]:
+    """(where it comes from, Markdown table): each phase of the page step's share of the
+    consumer warps' time in Nsight Compute's warp-state samples, one column per profiled kernel.
+
+    Parameters
+    ----------
+    record : dict, optional
+        A loaded phase file; default the recorded :data:`PHASES_STEM`.
+    """
+    rec = recorded_results(PHASES_STEM) if record is None else record
+    kernels = rec["kernels"]
+    phases = [p for p in next(iter(kernels.values()))["phases"] if not p.startswith("producer")]
+    lines = ["| phase | " + " | ".join(f"{k}, % of the consumers' time" for k in kernels) + " |",
+             "|---|" + "--:|" * len(kernels)]
+    for p in phases:
+        lines.append(f"| {p} | " + " | ".join(
+            f"{k['phases'][p]['consumer_time_pct']:.1f}" for k in kernels.values()) + " |")
     return f"benchmarks/results/{rec['file']}:\n{record_header(rec)}", "\n".join(lines)

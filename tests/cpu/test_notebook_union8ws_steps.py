@@ -93,3 +93,37 @@ def test_ab_table_ratios_and_bits():
     rec2 = {**rec, "results": [r for r in rec["results"] if not r["name"].startswith("uniform_")
                                or r["name"].startswith("uniform_f16res")]}
     assert len(ab_table(stem, rec2)[1].splitlines()) == 2 + 2
+
+
+def test_not_kept_runs_read_their_files_and_lose_or_tie():
+    from pageweaver_edu.notebook.union8ws_steps import NOT_KEPT_RUNS, ab_table
+    from pageweaver_edu.records import recorded_results, result_medians
+
+    for stem, variants in NOT_KEPT_RUNS.items():
+        rec = recorded_results(stem)
+        rows = ab_table(stem, rec)[1].splitlines()[2:]
+        assert len(rows) == len(variants), stem
+        us = result_medians(rec)
+        for name, (_, base) in variants.items():
+            assert rec["check"][name]["bitwise_equal_to_first"]
+            if base is not None:  # none of them won by more than the noise of a run
+                assert us[f"{base}_w128_attn"] / us[f"{name}_w128_attn"] < 1.01, (stem, name)
+
+
+def test_phase_table_reads_the_consumer_phases_of_each_kernel():
+    from pageweaver_edu.notebook.union8ws_steps import PHASES_STEM, phase_table
+    from pageweaver_edu.records import recorded_results
+
+    rec = recorded_results(PHASES_STEM)
+    where, table = phase_table(rec)
+    assert where.startswith(f"benchmarks/results/{rec['file']}:") and rec["commit"] in where
+    lines = table.splitlines()
+    kernels = list(rec["kernels"].values())
+    assert len(lines) == 2 + sum(not p.startswith("producer") for p in kernels[0]["phases"])
+    walk = lines[2].split("|")
+    assert walk[1].strip() == "walk"
+    assert [float(c) for c in walk[2:-1]] == [k["phases"]["walk"]["consumer_time_pct"]
+                                              for k in kernels]
+    # the consumers' phases are the whole of their time
+    for col in range(len(kernels)):
+        assert abs(sum(float(r.split("|")[2 + col]) for r in lines[2:]) - 100) < 0.5

@@ -121,16 +121,22 @@ def phase_table(rows: list[dict]) -> dict:
     return {"total_samples": int(total), "phases": table}
 
 
+def metric_key(name: str, unit: str) -> str:
+    """``Duration``, ``us`` -> ``duration_us``; ``%`` -> ``pct`` (the keys of the earlier
+    Nsight Compute records)."""
+    words = "".join(c if c.isalnum() else " " for c in name.lower()).split()
+    unit = "pct" if unit == "%" else "".join(c for c in unit.lower() if c.isalnum())
+    return "_".join(words + ([unit] if unit else []))
+
+
 def details(path: Path) -> list[dict]:
-    """The metrics of each launch (``ncu -i REPORT --page details --csv``): {section: {name
-    [unit]: value}}, in launch order."""
+    """The metrics of each launch (``ncu -i REPORT --page details --csv``) as {key: value}
+    (:func:`metric_key`), in launch order."""
     out: dict[str, dict] = {}
     for r in csv.DictReader(path.open()):
         if r["Metric Name"]:
-            name = f"{r['Metric Name']} [{r['Metric Unit']}]" if r["Metric Unit"] else r[
-                "Metric Name"]
-            out.setdefault(r["ID"], {}).setdefault(r["Section Name"], {})[name] = number(
-                r["Metric Value"])
+            key = metric_key(r["Metric Name"], r["Metric Unit"])
+            out.setdefault(r["ID"], {})[key] = number(r["Metric Value"])
     return [out[k] for k in sorted(out, key=int)]
 
 

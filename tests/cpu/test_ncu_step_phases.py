@@ -68,9 +68,7 @@ def test_phases_of_a_page_step(tmp_path, capsys):
                            str(out), "--env", env]) == 0
     rec = json.loads(out.read_text())
     assert rec["device"] == "test"
-    assert rec["kernels"]["fast"]["metrics"] == {
-        "GPU Speed Of Light Throughput": {"Duration [us]": 655.97},
-        "Scheduler Statistics": {"No Eligible [%]": 67.88}}
+    assert rec["kernels"]["fast"]["metrics"] == {"duration_us": 655.97, "no_eligible_pct": 67.88}
     phases = rec["kernels"]["fast"]["phases"]
     ranges = {k: v["sass_ranges"] for k, v in phases.items()}
     assert ranges["walk"] == [[2, 7]] and ranges["wait for S"] == [[10, 11]]
@@ -88,3 +86,5 @@ def test_phases_of_a_page_step(tmp_path, capsys):
                    if not k.startswith("producer")) - 100) < 0.2
     assert "consumer_time_pct" not in phases["producer: loader"]
     assert "softmax part A" in capsys.readouterr().out
+    assert _module().metric_key("Executed Ipc Active", "inst/cycle") == (
+        "executed_ipc_active_instcycle")

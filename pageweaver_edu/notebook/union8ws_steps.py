@@ -203,8 +203,9 @@ def phase_table(record: dict | None = None) -> tuple[str, str]:
     rec = recorded_results(PHASES_STEM) if record is None else record
     kernels = rec["kernels"]
     phases = [p for p in next(iter(kernels.values()))["phases"] if not p.startswith("producer")]
-    lines = ["| phase | " + " | ".join(f"{k}, % of the consumers' time" for k in kernels) + " |",
-             "|---|" + "--:|" * len(kernels)]
+    names = [k[k.find("(") + 1:k.rfind(")")] if "(" in k else k for k in kernels]
+    lines = ["| phase of the page step, % of the consumer warps' time | " + " | ".join(names)
+             + " |", "|---|" + "--:|" * len(kernels)]
     for p in phases:
         lines.append(f"| {p} | " + " | ".join(
             f"{k['phases'][p]['consumer_time_pct']:.1f}" for k in kernels.values()) + " |")

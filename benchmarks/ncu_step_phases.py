@@ -12,8 +12,10 @@ build:
         python3 profile_union8.py --kernels union8ws_fp8,union8ws_fp8acc --reps 1
 
 Each sample is one warp's state at one moment, charged to the instruction it is at, so the
-samples of a code region are the warp time spent there. The regions are found in the SASS by
-landmarks (printed with their indices):
+samples of a code region are the warp time spent there; the record also splits each region's
+samples by ncu's warp state (``stall_long_sb``: waiting on a long-latency result such as an
+mbarrier probe, ``stall_wait``: a fixed-latency dependency, ``stall_selected``: issuing, ...).
+The regions are found in the SASS by landmarks:
 
 - producer warps: from the warpgroup's ``USETMAXREG.DEALLOC`` (setmaxnreg.dec) to the end; the
   loader up to the next ``EXIT``, the scheduler after it;
@@ -92,6 +94,7 @@ def phase_table(rows: list[dict]) -> dict:
     """Samples (% of all) and executed instructions per phase of one launch."""
     sass = [r["Source"] for r in rows]
     samples = [number(r[SAMPLES]) for r in rows]
+    reasons = [k for k in rows[0] if k.startswith("stall_") and "Not Issued" not in k]
     executed = [number(r["Instructions Executed"]) for r in rows]
     total = sum(samples)
     producer = find(sass, 0, 1, "USETMAXREG.DEALLOC") - 1
@@ -109,10 +112,14 @@ def phase_table(rows: list[dict]) -> dict:
     for name, spans in regions.items():
         idx = rest if not spans and name.startswith("consumer") else [
             i for a, b in spans for i in range(a, b)]
+        why = {r[len("stall_"):]: sum(number(rows[i][r]) for i in idx) for r in reasons}
         table[name] = {
             "samples_pct": round(100 * sum(samples[i] for i in idx) / total, 2),
             "instructions_executed": int(sum(executed[i] for i in idx)),
             "sass_ranges": [[a, b] for a, b in spans],
+            # ncu's warp states in this region, % of all samples, largest first
+            "states_pct": {k: round(100 * v / total, 2)
+                           for k, v in sorted(why.items(), key=lambda kv: -kv[1]) if v},
         }
     consumer = sum(v["samples_pct"] for k, v in table.items() if not k.startswith("producer"))
     for name, v in table.items():

@@ -8,7 +8,8 @@ import json
 import sys
 from pathlib import Path
 
-HEADER = ["Address", "Source", "Warp Stall Sampling (All Samples)", "Instructions Executed"]
+HEADER = ["Address", "Source", "Warp Stall Sampling (All Samples)", "Instructions Executed",
+          "stall_long_sb", "stall_selected", "stall_long_sb (Not Issued)"]
 # one consumer step copy between a group's code and the producer's, (sass, samples)
 PAGE = [
     ("FFMA R1, R2, R3, R4", 5),                                     # 0 group work
@@ -54,7 +55,9 @@ def test_phases_of_a_page_step(tmp_path, capsys):
         w = csv.writer(f)
         w.writerow(["Kernel Name", "union8ws_fp8"])
         w.writerow(HEADER)
-        w.writerows([f"0x{i:x}", s, n, 10] for i, (s, n) in enumerate(PAGE))
+        # every sample a long-scoreboard wait at a probe, else issuing
+        w.writerows([f"0x{i:x}", s, n, 10, n if "PHASECHK" in s else 0,
+                     0 if "PHASECHK" in s else n, 0] for i, (s, n) in enumerate(PAGE))
     det = tmp_path / "details.csv"
     with det.open("w", newline="") as f:
         w = csv.writer(f)
@@ -80,6 +83,9 @@ def test_phases_of_a_page_step(tmp_path, capsys):
     total = sum(n for _, n in PAGE)
     assert rec["kernels"]["fast"]["total_samples"] == total
     assert abs(sum(v["samples_pct"] for v in phases.values()) - 100) < 0.05
+    walk = phases["walk"]["states_pct"]
+    assert list(walk) == ["selected", "long_sb"]  # largest first, the Not Issued copies left out
+    assert walk["long_sb"] == round(100 * 3 / total, 2)
     rest = phases["consumer: group boundaries and the rest"]
     assert rest["samples_pct"] == round(100 * (5 + 1 + 3) / total, 2)
     assert abs(sum(v["consumer_time_pct"] for k, v in phases.items()

@@ -44,6 +44,8 @@ from pathlib import Path
 
 PHASES = ("walk", "start QK(k+1) and PV half 0 (k)", "wait for S", "softmax part A",
           "fold 0", "start PV half 1", "softmax part B", "fold 1 (accurate: and P's split)")
+REST = "consumer: group boundaries and the rest"
+LOADER, SCHEDULER = "producer: loader", "producer: scheduler"
 SAMPLES = "Warp Stall Sampling (All Samples)"
 
 
@@ -83,7 +85,7 @@ def step_regions(sass: list[str], wait_s: int) -> list[tuple[str, int, int]]:
     walk = mark + 1
     fold0 = find(sass, wait_s + 1, 1, "WARPGROUP.DEPBAR.LE gsb0, 0x0")
     pv1 = find(sass, fold0, 1, "WARPGROUP.ARRIVE")
-    pv1_end = find(sass, pv1, 1, "gsb0 ;", "gsb0") + 1
+    pv1_end = find(sass, pv1, 1, ", gsb0") + 1  # the half's last QGMMA closes its group
     fold1 = find(sass, pv1_end, 1, "WARPGROUP.DEPBAR.LE gsb0, 0x0")
     release = find(sass, fold1, 1, "SYNCS.ARRIVE.TRANS64.A1T0") + 1
     bounds = (walk, converge, wait_s, wait_s + 1, fold0, pv1, pv1_end, fold1, release)
@@ -99,24 +101,22 @@ def phase_table(rows: list[dict]) -> dict:
     total = sum(samples)
     producer = find(sass, 0, 1, "USETMAXREG.DEALLOC") - 1
     loader_end = find(sass, producer, 1, "EXIT") + 1
-    regions = {p: [] for p in PHASES}
+    spans = {p: [] for p in PHASES}
     for wait_s in [i for i, s in enumerate(sass[:producer]) if "DEPBAR.LE gsb0, 0x1" in s]:
         for p, a, b in step_regions(sass, wait_s):
-            regions[p].append((a, b))
-    regions["consumer: group boundaries and the rest"] = []
-    regions["producer: loader"] = [(producer, loader_end)]
-    regions["producer: scheduler"] = [(loader_end, len(sass))]
-    used = {i for spans in regions.values() for a, b in spans for i in range(a, b)}
-    rest = [i for i in range(producer) if i not in used]
+            spans[p].append((a, b))
+    spans[REST] = []  # the consumer's instructions no other region holds, filled below
+    spans[LOADER], spans[SCHEDULER] = [(producer, loader_end)], [(loader_end, len(sass))]
+    regions = {p: [i for a, b in v for i in range(a, b)] for p, v in spans.items()}
+    used = set().union(*regions.values())
+    regions[REST] = [i for i in range(producer) if i not in used]
     table = {}
-    for name, spans in regions.items():
-        idx = rest if not spans and name.startswith("consumer") else [
-            i for a, b in spans for i in range(a, b)]
+    for name, idx in regions.items():
         why = {r[len("stall_"):]: sum(number(rows[i][r]) for i in idx) for r in reasons}
         table[name] = {
             "samples_pct": round(100 * sum(samples[i] for i in idx) / total, 2),
             "instructions_executed": int(sum(executed[i] for i in idx)),
-            "sass_ranges": [[a, b] for a, b in spans],
+            "sass_ranges": [[a, b] for a, b in spans[name]],
             # ncu's warp states in this region, % of all samples, largest first
             "states_pct": {k: round(100 * v / total, 2)
                            for k, v in sorted(why.items(), key=lambda kv: -kv[1]) if v},

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
-from pathlib import Path
+
+from tests.helpers.tool_module import load_tool
 
 HEADER = ["Address", "Source", "Warp Stall Sampling (All Samples)", "Instructions Executed",
           "stall_long_sb", "stall_selected", "stall_long_sb (Not Issued)"]
@@ -40,16 +40,8 @@ PAGE = [
 ]
 
 
-def _module():
-    bench = str(Path(__file__).resolve().parents[2] / "benchmarks")
-    if bench not in sys.path:
-        sys.path.insert(0, bench)
-    import ncu_step_phases
-
-    return ncu_step_phases
-
-
 def test_phases_of_a_page_step(tmp_path, capsys):
+    phases_tool = load_tool("ncu_step_phases", "benchmarks")
     src = tmp_path / "src.csv"
     with src.open("w", newline="") as f:
         w = csv.writer(f)
@@ -67,7 +59,7 @@ def test_phases_of_a_page_step(tmp_path, capsys):
         w.writerow(["0", "SchedulerStats", "", "", ""])  # a rule's row: no metric
     out = tmp_path / "phases.json"
     env = json.dumps({"device": "test", "commit": "abc"})
-    assert _module().main([str(src), "--labels", "fast", "--details", str(det), "--out",
+    assert phases_tool.main([str(src), "--labels", "fast", "--details", str(det), "--out",
                            str(out), "--env", env]) == 0
     rec = json.loads(out.read_text())
     assert rec["device"] == "test"
@@ -92,5 +84,5 @@ def test_phases_of_a_page_step(tmp_path, capsys):
                    if not k.startswith("producer")) - 100) < 0.2
     assert "consumer_time_pct" not in phases["producer: loader"]
     assert "softmax part A" in capsys.readouterr().out
-    assert _module().metric_key("Executed Ipc Active", "inst/cycle") == (
+    assert phases_tool.metric_key("Executed Ipc Active", "inst/cycle") == (
         "executed_ipc_active_instcycle")

@@ -1,17 +1,17 @@
-"""A script under ``tools/`` loaded as a module (the folder is no package), for the tests
-that call its functions."""
+"""A script under ``tools/`` or ``benchmarks/`` loaded as a module (the folders are no
+packages), for the tests that call its functions."""
 
 from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
 
-TOOLS = Path(__file__).resolve().parents[2] / "tools"
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def load_tool(name: str):
-    """``tools/<name>.py`` as a fresh module named ``name``."""
-    spec = importlib.util.spec_from_file_location(name, TOOLS / f"{name}.py")
+def load_tool(name: str, folder: str = "tools"):
+    """``<folder>/<name>.py`` (``tools`` by default) as a fresh module named ``name``."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / folder / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
